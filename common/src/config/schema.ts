@@ -1,0 +1,165 @@
+import { z } from 'zod';
+
+/**
+ * The whole configuration of a Strata process. One file (YAML or JSON) plus STRATA_* environment
+ * overrides, validated once at start-up. Objects are strict: an unknown key is a reported problem,
+ * not silently ignored. docs/configuration.md documents every key; keep the two in step.
+ */
+
+const guid = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a GUID')
+  .transform((s) => s.toLowerCase());
+
+/** host:port; port 0 asks the OS for a free one (tests). */
+const endpoint = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port');
+
+const port = z.number().int().min(0).max(65535);
+
+const setupAccount = z.strictObject({
+  accountId: guid,
+  accountName: z.string().min(1),
+});
+
+const setupUser = z.strictObject({
+  userId: guid,
+  username: z.string().min(1),
+  password: z.string().min(1),
+  firstname: z.string().default(''),
+  lastname: z.string().default(''),
+  email: z.string().default(''),
+  defaultGlobalPermissions: z.array(z.string()).default([]),
+  defaultAccounts: z
+    .array(
+      z.strictObject({
+        accountName: z.string().min(1),
+        userPermissions: z.array(z.string()).default([]),
+      }),
+    )
+    .default([]),
+});
+
+export const configSchema = z
+  .strictObject({
+    /** Root of every data directory that is not set explicitly. */
+    dataRoot: z.string().default('./data'),
+    log: z.strictObject({ level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info') }).prefault({}),
+
+    database: z
+      .strictObject({
+        /** Runs the master role (etcd-elected) and its relational store. */
+        enable: z.boolean().default(false),
+        /** gRPC listen address of the master; also what gateways and workers dial. */
+        endpoint: endpoint.default('127.0.0.1:6000'),
+        /** Address published to the coordinator when it differs from `endpoint` (e.g. a pod IP). */
+        advertiseEndpoint: endpoint.optional(),
+        /** Directory of the relational store; default `<dataRoot>/database`. */
+        dataPath: z.string().optional(),
+      })
+      .prefault({}),
+
+    backend: z
+      .strictObject({
+        /** Runs a worker: stores ingested data and executes query fragments. */
+        enable: z.boolean().default(false),
+        /** gRPC listen address of this worker; must be unique per worker. */
+        endpoint: endpoint.default('127.0.0.1:6002'),
+        advertiseEndpoint: endpoint.optional(),
+        /** Directory of this worker's hot buffer, segments and catalog; default `<dataRoot>/backend`. */
+        dataPath: z.string().optional(),
+        /** Below this many free bytes on dataPath the worker refuses writes. */
+        minimumFreeSpaceBytes: z
+          .number()
+          .int()
+          .min(0)
+          .default(1024 * 1024 * 1024),
+      })
+      .prefault({}),
+
+    gateway: z
+      .strictObject({
+        /** Serves the HTTP API. */
+        enable: z.boolean().default(false),
+        host: z.string().default('0.0.0.0'),
+        port: port.default(5000),
+        /** Largest accepted request body in bytes (413 beyond it). */
+        maxBodyBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(64 * 1024 * 1024),
+        /** Addresses whose X-Forwarded-For header is trusted for __INFLOW_SOURCE_ADDRESS. */
+        trustedProxies: z.array(z.string()).default([]),
+      })
+      .prefault({}),
+
+    ops: z
+      .strictObject({
+        /** Serves /healthz, /readyz and /metrics for the roles of this process on its own port. */
+        enable: z.boolean().default(true),
+        host: z.string().default('0.0.0.0'),
+        port: port.default(5001),
+      })
+      .prefault({}),
+
+    etcd: z
+      .strictObject({
+        /** etcd client URLs. Empty: an embedded single-process coordinator is used. */
+        endpoints: z.array(z.string().url()).default([]),
+        /** Key prefix of every key Strata writes. */
+        prefix: z.string().default('/strata'),
+        /** Lease TTL of leader election and worker registrations, in seconds. */
+        leaseTtlSeconds: z.number().int().min(1).max(60).default(3),
+      })
+      .prefault({}),
+
+    auth: z
+      .strictObject({
+        jwt: z
+          .strictObject({
+            /** HMAC key for HS512 tokens; at least 32 characters. Required with gateway.enable. */
+            signingKey: z.string().min(32, 'must be at least 32 characters').optional(),
+            issuer: z.string().default('strata'),
+            audience: z.string().default('strata'),
+            /** Lifetime of session tokens from POST /auth/token. */
+            sessionLifetimeSeconds: z.number().int().min(60).default(86_400),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+
+    setupService: z
+      .strictObject({
+        enable: z.boolean().default(false),
+        provision: z.boolean().default(false),
+        accounts: z.array(setupAccount).default([]),
+        users: z.array(setupUser).default([]),
+      })
+      .prefault({}),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.gateway.enable && !cfg.auth.jwt.signingKey) {
+      ctx.addIssue({ code: 'custom', path: ['auth', 'jwt', 'signingKey'], message: 'is required when gateway.enable is true' });
+    }
+    if (!cfg.database.enable && !cfg.backend.enable && !cfg.gateway.enable) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'no role enabled: set database.enable, backend.enable or gateway.enable',
+      });
+    }
+    const names = new Set(cfg.setupService.accounts.map((a) => a.accountName));
+    cfg.setupService.users.forEach((u, i) =>
+      u.defaultAccounts.forEach((a, j) => {
+        if (!names.has(a.accountName))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['setupService', 'users', i, 'defaultAccounts', j, 'accountName'],
+            message: `names no account in setupService.accounts: ${a.accountName}`,
+          });
+      }),
+    );
+  });
+
+export type StrataConfig = z.output<typeof configSchema>;
+export type StrataConfigInput = z.input<typeof configSchema>;

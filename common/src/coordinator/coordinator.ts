@@ -1,0 +1,72 @@
+/**
+ * The coordinator: leader election of the database role, worker registration with leases, and
+ * watching both. Two implementations share this interface: `EmbeddedCoordinator` (one process, no
+ * dependencies; used when etcd.endpoints is empty) and `EtcdCoordinator` (real etcd via etcd3).
+ */
+
+/** A worker as registered under its lease. Disappears when the worker stops renewing. */
+export interface WorkerRegistration {
+  /** Unique gRPC endpoint (host:port) of the worker. */
+  endpoint: string;
+  freeBytes: number;
+  /** False while the worker refuses writes (free space under minimumFreeSpaceBytes). */
+  writable: boolean;
+  /** ISO time of the last update. */
+  updatedAt: string;
+}
+
+export interface LeaderInfo {
+  /** What the leader published when elected: the master's gRPC endpoint. */
+  value: string;
+  /**
+   * Fencing term: strictly increasing across successive leaders (etcd: the create revision of the
+   * leader's election key). Leader commands and writes carry it so a deposed leader's are refused.
+   */
+  term: number;
+}
+
+export interface LeadershipHandlers {
+  /** Called when this candidate becomes leader, with its fencing term. */
+  onElected(term: number): void | Promise<void>;
+  /**
+   * Called the moment leadership is lost or can no longer be guaranteed (lease lost, campaign
+   * error). Leader duties must stop at once; the coordinator re-campaigns by itself.
+   */
+  onDemoted(reason: string): void | Promise<void>;
+}
+
+export interface Candidacy {
+  /** True while this candidate holds leadership. */
+  readonly isLeader: boolean;
+  /** The current fencing term, or undefined while not leader. */
+  readonly term: number | undefined;
+  /** Gives up leadership (or the campaign) and stops re-campaigning. */
+  resign(): Promise<void>;
+}
+
+export interface WorkerLease {
+  /** Updates the published registration (free bytes, writable flag). */
+  update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>>): Promise<void>;
+  /** Removes the registration at once (clean shutdown). */
+  revoke(): Promise<void>;
+}
+
+export type Unsubscribe = () => void;
+
+export interface Coordinator {
+  /** Campaigns for leadership of `election` (e.g. "database"), publishing `value` when elected. */
+  campaign(election: string, value: string, handlers: LeadershipHandlers): Promise<Candidacy>;
+  /** The current leader, or undefined when there is none. */
+  getLeader(election: string): Promise<LeaderInfo | undefined>;
+  /** Calls back with the leader now and on every change (undefined: no leader). */
+  observeLeader(election: string, callback: (leader: LeaderInfo | undefined) => void): Unsubscribe;
+
+  /** Registers a worker under a lease that ends when the process stops renewing it. */
+  registerWorker(registration: Omit<WorkerRegistration, 'updatedAt'>): Promise<WorkerLease>;
+  listWorkers(): Promise<WorkerRegistration[]>;
+  /** Calls back with the full worker list now and on every change. */
+  watchWorkers(callback: (workers: WorkerRegistration[]) => void): Unsubscribe;
+
+  /** Releases leases and connections. */
+  close(): Promise<void>;
+}
