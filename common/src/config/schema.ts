@@ -149,16 +149,16 @@ export const configSchema = z
       });
     }
     const names = new Set(cfg.setupService.accounts.map((a) => a.accountName));
-    cfg.setupService.users.forEach((u, i) =>
-      u.defaultAccounts.forEach((a, j) => {
+    for (const [i, u] of cfg.setupService.users.entries()) {
+      for (const [j, a] of u.defaultAccounts.entries()) {
         if (!names.has(a.accountName))
           ctx.addIssue({
             code: 'custom',
             path: ['setupService', 'users', i, 'defaultAccounts', j, 'accountName'],
             message: `names no account in setupService.accounts: ${a.accountName}`,
           });
-      }),
-    );
+      }
+    }
   });
 
 export type StrataConfig = z.output<typeof configSchema>;
