@@ -8,3 +8,4 @@ export * from './grpc/server-adapter.js';
 export * from './grpc/status.js';
 export * from './logging.js';
 export * from './metrics.js';
+export * from './role.js';
