@@ -213,13 +213,13 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
 export function unify(items: Bound[], what: string): KqlType {
   const first = items[0];
   if (!first) throw new Error('unify of nothing');
-  let type = first.type;
-  for (const b of items.slice(1)) {
+  // Null literals take the type of the others.
+  const typed = items.filter((b) => !(b.value !== undefined && b.value.value === null));
+  if (typed.length === 0) return first.type;
+  let type = (typed[0] as Bound).type;
+  for (const b of typed.slice(1)) {
     if (b.type === type) continue;
     if ((type === 'long' && b.type === 'real') || (type === 'real' && b.type === 'long')) type = 'real';
-    else if (b.value !== undefined && b.value.value === null)
-      continue; // a typed null literal of another type
-    else if (items.every((x) => x.value !== undefined && x.value.value === null)) continue;
     else throw queryError(`${what}: the values have different types (${type} and ${b.type}).`, b.span);
   }
   return type;

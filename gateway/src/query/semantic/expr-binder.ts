@@ -728,7 +728,9 @@ const SCALAR_FUNCTIONS: Record<string, ScalarFn> = {
     const group = constLong(args[1] as Bound, call, 'capture group');
     if (group < 0n || group > 99n) throw queryError("extract's capture group must be between 0 and 99.", (args[1] as Bound).span);
     const text = strSql(convert(args[2] as Bound, 'string', call.name));
-    return bound('string', sql`coalesce(regexp_extract(${text}, ${str(re)}, ${int(group)}), '')`, call, { notNull: true });
+    return bound('string', sql`coalesce(regexp_extract(${text}, ${str(re)}, CAST(${int(group)} AS INTEGER)), '')`, call, {
+      notNull: true,
+    });
   },
   iff: iffFn,
   iif: iffFn,

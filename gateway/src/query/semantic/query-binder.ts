@@ -533,7 +533,7 @@ export class QueryBinder {
       seen.add(cap.name);
       const raw: Bound = {
         type: 'string',
-        sql: sql`(CASE WHEN regexp_matches(${text}, ${str(regex)}) THEN regexp_extract(${text}, ${str(regex)}, ${int(cap.group)}) ELSE '' END)`,
+        sql: sql`(CASE WHEN regexp_matches(${text}, ${str(regex)}) THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
         notNull: true,
         span: cap.span,
       };

@@ -20,7 +20,7 @@ import type {
   Source,
   TabularExpr,
 } from './ast.js';
-import { type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
+import { type KDiagnostic, type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
 import {
   parseBoolLiteral,
   parseDateTimeLiteral,
@@ -94,6 +94,8 @@ class Converter {
     private readonly text: string,
     private readonly limits: ParseLimits,
     private readonly kinds: Record<string, number>,
+    /** Datatable values parsed separately, by the offset just after their `[`. */
+    private readonly datatableValues: Map<number, Expr[]> = new Map(),
   ) {}
 
   private enter(node: KNode): void {
@@ -257,7 +259,9 @@ class Converter {
       const nameNode = req(c, 'Name');
       return { name: this.declaredName(nameNode), type, span: spanOf(nameNode) };
     });
-    const values = elements(node, 'Values').map((v) => this.expr(v));
+    const open = prop(node, 'OpenBracket');
+    const values =
+      (open && this.datatableValues.get(open.TextStart + open.Width)) ?? elements(node, 'Values').map((v) => this.expr(v));
     if (columns.length === 0) throw queryError('A datatable needs at least one column.', spanOf(node));
     if (values.length % columns.length !== 0) {
       throw queryError(
@@ -442,8 +446,14 @@ class Converter {
         return { kind: 'literal', lit: this.literal(node), span };
       case 'DynamicExpression':
         return { kind: 'literal', lit: this.dynamicLiteral(node), span };
-      case 'NameReference':
+      case 'NameReference': {
+        const name = req(node, 'Name');
+        // A bare `null` (the product allows it in datatable values and expressions).
+        if (shortName(name) === 'TokenName' && (name as unknown as { SimpleName: string }).SimpleName === 'null') {
+          return { kind: 'literal', lit: { type: 'dynamic', value: null }, span };
+        }
         return { kind: 'name', name: this.referencedName(node), span };
+      }
       case 'ParenthesizedExpression':
         return this.expr(req(node, 'Expression'));
       case 'BracketedExpression':
@@ -647,12 +657,29 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
     body = text.slice(0, scan.renderPipeAt);
   }
   const K = kustoLanguage();
+  // Datatable values are parsed on their own, as the items of a `print` placed at the same
+  // offsets (so positions stay true), and blanked out of the text the main parse sees.
+  const datatableValues = new Map<number, Expr[]>();
+  for (const block of scan.datatableValues) {
+    if (block.end > body.length || block.start < 6) continue;
+    const padded = `${' '.repeat(block.start - 6)}print ${body.slice(block.start, block.end)}`;
+    const valuesCode = K.KustoCode.Parse(padded);
+    throwFirstError(valuesCode.GetDiagnostics());
+    const converter = new Converter(padded, limits, K.Syntax.SyntaxKind);
+    const statement = elements(valuesCode.Syntax, 'Statements')[0];
+    const print = statement ? prop(statement, 'Expression') : null;
+    datatableValues.set(block.start, print ? elements(print, 'Expressions').map((e) => converter.expr(e)) : []);
+    body = body.slice(0, block.start) + ' '.repeat(block.end - block.start) + body.slice(block.end);
+  }
   const code = K.KustoCode.Parse(body);
-  const diagnostics = code.GetDiagnostics();
+  throwFirstError(code.GetDiagnostics());
+  return new Converter(text, limits, K.Syntax.SyntaxKind, datatableValues).query(code.Syntax, render);
+}
+
+function throwFirstError(diagnostics: KList<KDiagnostic>): void {
   for (let i = 0; i < diagnostics.Count; i++) {
     const d = diagnostics.getItem(i);
     if (d.Severity !== 'Error' || isToleratedDiagnostic(d.Message)) continue;
     throw queryError(d.Message, { start: d.Start, end: d.Start + Math.max(d.Length, 1) });
   }
-  return new Converter(text, limits, K.Syntax.SyntaxKind).query(code.Syntax, render);
 }

@@ -1,45 +1,42 @@
 /**
  * A light lexical pass over the raw query text that runs before Microsoft's parser. It measures
- * bracket nesting (the parser slows down sharply with depth: 1,000 parentheses take 0.5 s), and
- * finds a trailing `| render …` clause, which the engine reads itself because the product's render
- * options (`fill`, `yUnit`, `spanGaps` …) are not part of standard KQL.
+ * bracket nesting (the parser slows down sharply with depth: 1,000 parentheses take 0.5 s), finds
+ * a trailing `| render …` clause (read by the engine itself because the product's render options
+ * — `fill`, `yUnit`, `spanGaps` … — are not standard KQL), and finds `datatable(…)[…]` value
+ * lists (the product allows names, `null` and expressions there; Kusto's grammar only literals).
  * It knows KQL's string forms ('…', "…", @'…', h'…', ```…```, ~~~…~~~) and `//` comments.
  */
 import type { Span } from '../errors.js';
 
-export interface PrescanResult {
-  maxDepth: number;
-  /** Where the deepest bracket opened (for the error position). */
-  deepestAt: number;
-  /** Offset of the `|` that starts a trailing render clause, when there is one. */
-  renderPipeAt?: number;
-  /** Unbalanced or unterminated constructs are left to the real parser to report. */
+interface Token {
+  kind: 'word' | 'punct' | 'string' | 'other';
+  text: string;
+  start: number;
+  end: number;
 }
 
-export function prescan(text: string): PrescanResult {
-  let depth = 0;
-  let maxDepth = 0;
-  let deepestAt = 0;
-  let lastTopLevelPipe = -1;
-  let lastTopLevelPipeIsRender = false;
-  let sawTokenAfterRender = false;
+/** Tokens outside comments; each string literal is one token. */
+function* tokens(text: string): Generator<Token> {
   const n = text.length;
   let i = 0;
   while (i < n) {
     const c = text[i] as string;
-    // Comments.
+    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') {
+      i++;
+      continue;
+    }
     if (c === '/' && text[i + 1] === '/') {
       const eol = text.indexOf('\n', i);
       i = eol < 0 ? n : eol + 1;
       continue;
     }
-    // Multi-line strings.
+    const start = i;
     if ((c === '`' || c === '~') && text.startsWith(c.repeat(3), i)) {
       const close = text.indexOf(c.repeat(3), i + 3);
       i = close < 0 ? n : close + 3;
+      yield { kind: 'string', text: '', start, end: i };
       continue;
     }
-    // Verbatim and obfuscated string prefixes.
     let q = c;
     let verbatim = false;
     if ((c === '@' || c === 'h' || c === 'H') && (text[i + 1] === '"' || text[i + 1] === "'")) {
@@ -68,29 +65,95 @@ export function prescan(text: string): PrescanResult {
         if (d === '\n' && !verbatim) break;
         i++;
       }
-      i++;
+      i = Math.min(n, i + 1);
+      yield { kind: 'string', text: '', start, end: i };
       continue;
     }
-    if (c === '(' || c === '[' || c === '{') {
+    if (/[A-Za-z_$]/.test(c)) {
+      while (i < n && /[\w$-]/.test(text[i] as string)) i++;
+      yield { kind: 'word', text: text.slice(start, i), start, end: i };
+      continue;
+    }
+    i++;
+    yield { kind: '()[]{}|;,'.includes(c) ? 'punct' : 'other', text: c, start, end: i };
+  }
+}
+
+export interface PrescanResult {
+  maxDepth: number;
+  /** Where the deepest bracket opened (for the error position). */
+  deepestAt: number;
+  /** Offset of the `|` that starts a trailing render clause, when there is one. */
+  renderPipeAt?: number;
+  /** Inner ranges (between `[` and `]`) of datatable value lists. */
+  datatableValues: Span[];
+}
+
+export function prescan(text: string): PrescanResult {
+  let depth = 0;
+  let maxDepth = 0;
+  let deepestAt = 0;
+  let renderPipeAt: number | undefined;
+  let lastTopPipe = -1;
+  let afterPipe = false;
+  let statementAfterRender = false;
+  const datatableValues: Span[] = [];
+  // datatable state: 0 none, 1 saw `datatable`, 2 inside its schema parens, 3 expecting `[`, 4 inside values.
+  let dt = 0;
+  let dtDepth = 0;
+  let dtStart = 0;
+  for (const t of tokens(text)) {
+    if (t.kind === 'punct' && '([{'.includes(t.text)) {
       depth++;
       if (depth > maxDepth) {
         maxDepth = depth;
-        deepestAt = i;
+        deepestAt = t.start;
       }
-    } else if (c === ')' || c === ']' || c === '}') {
+    } else if (t.kind === 'punct' && ')]}'.includes(t.text)) {
       depth = Math.max(0, depth - 1);
-    } else if (c === '|' && depth === 0) {
-      lastTopLevelPipe = i;
-      lastTopLevelPipeIsRender = /^\|\s*render\b/.test(text.slice(i, i + 64));
-      sawTokenAfterRender = false;
-    } else if (c === ';' && depth === 0 && lastTopLevelPipeIsRender && text.slice(i + 1).trim() !== '') {
-      // Another statement after the render clause: render was not last; the parser reports it.
-      sawTokenAfterRender = true;
     }
-    i++;
+    // A trailing render clause: a top-level `| render`, with no other statement after it.
+    if (statementAfterRender) renderPipeAt = undefined;
+    const isTopPipe = t.kind === 'punct' && t.text === '|' && depth === 0;
+    if (isTopPipe) {
+      lastTopPipe = t.start;
+      renderPipeAt = undefined;
+      statementAfterRender = false;
+    } else if (afterPipe && t.kind === 'word' && t.text === 'render') {
+      renderPipeAt = lastTopPipe;
+    } else if (t.kind === 'punct' && t.text === ';' && depth === 0 && renderPipeAt !== undefined) {
+      statementAfterRender = true;
+    }
+    afterPipe = isTopPipe;
+
+    // datatable (schema) [ values ]
+    if (dt === 0 && t.kind === 'word' && t.text === 'datatable') {
+      dt = 1;
+    } else if (dt === 1) {
+      if (t.kind === 'punct' && t.text === '(') {
+        dt = 2;
+        dtDepth = depth;
+      } else if (!(t.kind === 'word' && t.text === 'with')) dt = 0;
+    } else if (dt === 2) {
+      if (t.kind === 'punct' && t.text === ')' && depth === dtDepth - 1) dt = 3;
+    } else if (dt === 3) {
+      if (t.kind === 'punct' && t.text === '[') {
+        dt = 4;
+        dtDepth = depth;
+        dtStart = t.end;
+      } else if (t.kind === 'punct' && t.text === '(') {
+        dt = 2; // `datatable with (props) (schema)`
+        dtDepth = depth;
+      } else dt = 0;
+    } else if (dt === 4) {
+      if (t.kind === 'punct' && t.text === ']' && depth === dtDepth - 1) {
+        datatableValues.push({ start: dtStart, end: t.start });
+        dt = 0;
+      }
+    }
   }
-  const result: PrescanResult = { maxDepth, deepestAt };
-  if (lastTopLevelPipe >= 0 && lastTopLevelPipeIsRender && !sawTokenAfterRender) result.renderPipeAt = lastTopLevelPipe;
+  const result: PrescanResult = { maxDepth, deepestAt, datatableValues };
+  if (renderPipeAt !== undefined) result.renderPipeAt = renderPipeAt;
   return result;
 }
 
@@ -103,7 +166,7 @@ interface RenderToken {
 }
 
 export function tokenizeRender(text: string, offset: number): RenderToken[] | { error: string; at: number } {
-  const tokens: RenderToken[] = [];
+  const out: RenderToken[] = [];
   let i = 0;
   while (i < text.length) {
     const c = text[i] as string;
@@ -119,7 +182,7 @@ export function tokenizeRender(text: string, offset: number): RenderToken[] | { 
     const start = i;
     if (/[A-Za-z_]/.test(c)) {
       while (i < text.length && /[\w-]/.test(text[i] as string)) i++;
-      tokens.push({ kind: 'word', text: text.slice(start, i), span: { start: offset + start, end: offset + i } });
+      out.push({ kind: 'word', text: text.slice(start, i), span: { start: offset + start, end: offset + i } });
       continue;
     }
     if (/[0-9]/.test(c) || (c === '-' && /[0-9]/.test(text[i + 1] ?? ''))) {
@@ -128,7 +191,7 @@ export function tokenizeRender(text: string, offset: number): RenderToken[] | { 
       const raw = text.slice(start, i);
       const value = Number(raw);
       if (!Number.isFinite(value)) return { error: `Invalid number '${raw}'.`, at: offset + start };
-      tokens.push({ kind: 'number', text: raw, value, span: { start: offset + start, end: offset + i } });
+      out.push({ kind: 'number', text: raw, value, span: { start: offset + start, end: offset + i } });
       continue;
     }
     if (c === '"' || c === "'") {
@@ -152,15 +215,15 @@ export function tokenizeRender(text: string, offset: number): RenderToken[] | { 
         i++;
       }
       if (!closed) return { error: 'Unterminated string literal.', at: offset + start };
-      tokens.push({ kind: 'string', text: text.slice(start, i), value, span: { start: offset + start, end: offset + i } });
+      out.push({ kind: 'string', text: text.slice(start, i), value, span: { start: offset + start, end: offset + i } });
       continue;
     }
     if ('(),=|'.includes(c)) {
-      tokens.push({ kind: 'punct', text: c, span: { start: offset + i, end: offset + i + 1 } });
+      out.push({ kind: 'punct', text: c, span: { start: offset + i, end: offset + i + 1 } });
       i++;
       continue;
     }
     return { error: `Unexpected character '${c}' in render clause.`, at: offset + i };
   }
-  return tokens;
+  return out;
 }
