@@ -185,6 +185,8 @@ function completions(text: string, catalog: SchemaCatalog, cursor: number): Auto
   return out;
 }
 
+const MAX_COMPLETION_QUERY_LENGTH = 16_384;
+
 /** Parses and binds the query; never throws for problems in the query. */
 export function parseQuery(
   text: string,
@@ -201,9 +203,14 @@ export function parseQuery(
   } catch (err) {
     response.error = toApiError(err);
   }
-  // Completions analyse the text again with Microsoft's binder: only within the same limits.
+  // Completions analyse the text again with Microsoft's binder (3–5× a parse): only for queries
+  // of editor size within the nesting limit.
   const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
-  if (cursorPosition !== undefined && text.length <= limits.maxQueryLength && prescan(text).maxDepth <= limits.maxBracketDepth) {
+  if (
+    cursorPosition !== undefined &&
+    text.length <= MAX_COMPLETION_QUERY_LENGTH &&
+    prescan(text).maxDepth <= limits.maxBracketDepth
+  ) {
     try {
       response.suggestions = { autoCompletions: completions(text, catalog, cursorPosition) };
     } catch {

@@ -30,7 +30,7 @@ export interface ColumnBatch {
 const TYPE_BY_NAME: Record<string, DuckDBType> = { VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP };
 
 export function duckType(wireType: string): DuckDBType {
-  const t = TYPE_BY_NAME[wireType];
+  const t = Object.hasOwn(TYPE_BY_NAME, wireType) ? TYPE_BY_NAME[wireType] : undefined;
   if (!t) throw new Error(`unsupported wire type ${wireType}`);
   return t;
 }

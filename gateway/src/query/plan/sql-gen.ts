@@ -36,7 +36,7 @@ const DUCK_TYPE_SQL: Record<string, Sql> = {
 };
 
 export function duckTypeSql(duckType: string): Sql {
-  const t = DUCK_TYPE_SQL[duckType];
+  const t = Object.hasOwn(DUCK_TYPE_SQL, duckType) ? DUCK_TYPE_SQL[duckType] : undefined;
   if (!t) throw new Error(`unexpected DuckDB type ${duckType}`);
   return t;
 }

@@ -400,7 +400,7 @@ export class ExprBinder {
   private call(call: CallExpr): Bound {
     const name = call.name.toLowerCase();
     if (this.ctx.aggregates?.isAggregate(name)) return this.ctx.aggregates.bindAggregateCall(call, this);
-    const fn = SCALAR_FUNCTIONS[name];
+    const fn = Object.hasOwn(SCALAR_FUNCTIONS, name) ? SCALAR_FUNCTIONS[name] : undefined;
     if (!fn) {
       if (AGGREGATE_NAMES.has(name))
         throw queryError(`The aggregate '${call.name}' is only allowed in summarize.`, call.nameSpan);
@@ -535,7 +535,7 @@ function datetimePart(part: string, x: Sql): Sql | undefined {
   if (p === 'millisecond') return sql`(millisecond(${x}) % 1000)`;
   if (p === 'microsecond') return sql`(microsecond(${x}) % 1000000)`;
   if (p === 'nanosecond') return sql`((microsecond(${x}) % 1000000) * 1000)`;
-  const fn = DATETIME_PARTS[p];
+  const fn = Object.hasOwn(DATETIME_PARTS, p) ? DATETIME_PARTS[p] : undefined;
   return fn ? sql`${fn}(${x})` : undefined;
 }
 
@@ -552,7 +552,7 @@ function formatPiece(token: string, x: Sql): Sql | undefined {
     ss: '%S',
     tt: '%p',
   };
-  const f = strf[token];
+  const f = Object.hasOwn(strf, token) ? strf[token] : undefined;
   if (f) return sql`strftime(${x}, ${trusted(`'${f}'`)})`;
   switch (token) {
     case 'y':

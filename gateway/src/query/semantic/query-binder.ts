@@ -29,11 +29,16 @@ export interface BoundQuery {
 
 type TabularLet = { kind: 'tabular'; tabular: TabularExpr };
 
+/** Most table sources (scans, datatables, ranges …) one query may read. */
+export const MAX_SOURCES = 64;
+
 export class QueryBinder {
   private readonly ids = new IdAllocator();
   private readonly scalarLets = new Map<string, Bound>();
   private readonly tabularLets = new Map<string, TabularLet>();
   private letDepth = 0;
+  /** Relations read so far: each let use binds again, so repeated lets could multiply them. */
+  private sources = 0;
 
   constructor(
     private readonly catalog: SchemaCatalog,
@@ -84,6 +89,7 @@ export class QueryBinder {
   }
 
   private source(src: Source): Rel {
+    if (++this.sources > MAX_SOURCES) throw queryError(`The query reads more than ${MAX_SOURCES} tables.`, src.span);
     switch (src.kind) {
       case 'table':
         return this.tableSource(src.name, src.span);
@@ -111,7 +117,7 @@ export class QueryBinder {
       }
     }
     if (this.scalarLets.has(name)) throw queryError(`'${name}' is a scalar value, not a table.`, span);
-    const builtin = BUILTIN_TABLES[name];
+    const builtin = Object.hasOwn(BUILTIN_TABLES, name) ? BUILTIN_TABLES[name] : undefined;
     if (builtin) {
       const table = builtin(this.catalog);
       const columns = table.columns.map((c) => this.newColumn(c.name, c.type));

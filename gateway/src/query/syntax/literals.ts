@@ -160,7 +160,8 @@ function scaleDecimal(numberText: string, unit: bigint): bigint | undefined {
 export function parseTimespanUnitText(text: string): bigint | undefined {
   const m = /^([+-]?\d*\.?\d+)\s*([A-Za-z]+)$/.exec(text.trim());
   if (!m) return undefined;
-  const unit = UNIT_TICKS[(m[2] as string).toLowerCase()];
+  const unitName = (m[2] as string).toLowerCase();
+  const unit = Object.hasOwn(UNIT_TICKS, unitName) ? UNIT_TICKS[unitName] : undefined;
   if (unit === undefined) return undefined;
   return scaleDecimal(m[1] as string, unit);
 }

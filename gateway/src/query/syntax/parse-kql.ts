@@ -38,12 +38,15 @@ export interface ParseLimits {
   maxBracketDepth: number;
   /** Deepest accepted expression tree (long `a or b or …` chains nest too). */
   maxExpressionDepth: number;
+  /** Most pipeline steps in one tabular expression. */
+  maxPipelineSteps: number;
 }
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxQueryLength: 65_536,
   maxBracketDepth: 64,
   maxExpressionDepth: 512,
+  maxPipelineSteps: 256,
 };
 
 /** Diagnostics the engine accepts because it implements the construct itself. */
@@ -166,6 +169,9 @@ class Converter {
     let cur = node;
     while (shortName(cur) === 'PipeExpression') {
       operators.push(req(cur, 'Operator'));
+      if (operators.length > this.limits.maxPipelineSteps) {
+        throw queryError(`The query has more than ${this.limits.maxPipelineSteps} pipeline steps.`, spanOf(node));
+      }
       cur = req(cur, 'Expression');
     }
     operators.reverse();
@@ -665,6 +671,7 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
     const padded = `${' '.repeat(block.start - 6)}print ${body.slice(block.start, block.end)}`;
     const valuesCode = K.KustoCode.Parse(padded);
     throwFirstError(valuesCode.GetDiagnostics());
+    checkTreeDepth(valuesCode.Syntax, limits);
     const converter = new Converter(padded, limits, K.Syntax.SyntaxKind);
     const statement = elements(valuesCode.Syntax, 'Statements')[0];
     const print = statement ? prop(statement, 'Expression') : null;
@@ -673,7 +680,32 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
   }
   const code = K.KustoCode.Parse(body);
   throwFirstError(code.GetDiagnostics());
+  checkTreeDepth(code.Syntax, limits);
   return new Converter(text, limits, K.Syntax.SyntaxKind, datatableValues).query(code.Syntax, render);
+}
+
+/**
+ * Refuses syntax trees deeper than twice the expression limit before anything reads positions:
+ * in the Kusto tree a node's position and width are computed by walking, so on a 20,000-level
+ * chain each costs milliseconds. This walk uses child links only.
+ */
+function checkTreeDepth(root: KNode, limits: ParseLimits): void {
+  const maxDepth = limits.maxExpressionDepth * 2;
+  const stack: [KNode, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [KNode, number];
+    if (depth > maxDepth) {
+      const at = node.TextStart;
+      throw queryError(`The query nests expressions deeper than ${limits.maxExpressionDepth} levels.`, {
+        start: at,
+        end: at + 1,
+      });
+    }
+    for (let i = 0; i < node.ChildCount; i++) {
+      const child = node.GetChild(i);
+      if (child && child.ChildCount > 0) stack.push([child, depth + 1]);
+    }
+  }
 }
 
 function throwFirstError(diagnostics: KList<KDiagnostic>): void {
