@@ -9,3 +9,5 @@ export * from './grpc/status.js';
 export * from './logging.js';
 export * from './metrics.js';
 export * from './role.js';
+export * from './permissions.js';
+export * from './http/ops-endpoints.js';
