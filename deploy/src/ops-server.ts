@@ -2,7 +2,11 @@ import { createServer, type Server } from 'node:http';
 import { opsResponse, type RoleHandle } from '@strata/common';
 
 /** Serves /healthz, /readyz and /metrics for the roles of this process on `ops.host:ops.port`. */
-export async function startOpsServer(host: string, port: number, roles: () => RoleHandle[]): Promise<{ server: Server; port: number }> {
+export async function startOpsServer(
+  host: string,
+  port: number,
+  roles: () => RoleHandle[],
+): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     opsResponse(path, roles).then(

@@ -1,5 +1,5 @@
-import { applyProvisioning } from './directory/provisioning.js';
 import { DirectoryRepository } from './directory/directory-repository.js';
+import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
 
 /** Applies setupService provisioning once per election (idempotent). */

@@ -25,7 +25,12 @@ export const startWorker: RoleStarter = async (ctx) => {
       implementation: implementService(
         WorkerServiceService,
         {
-          health: async () => ({ endpoint, freeBytes: free, writable: free >= minimumFreeSpaceBytes, uptimeMs: Date.now() - startedAt }),
+          health: async () => ({
+            endpoint,
+            freeBytes: free,
+            writable: free >= minimumFreeSpaceBytes,
+            uptimeMs: Date.now() - startedAt,
+          }),
         },
         log,
       ),

@@ -30,7 +30,8 @@ let dummyHash: Promise<string> | undefined;
  * so response time does not reveal whether a user name exists.
  */
 export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
-  const hash = stored ?? (await (dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
+  if (!dummyHash) dummyHash = hashPassword(randomBytes(16).toString('hex'));
+  const hash = stored ?? (await dummyHash);
   const parts = hash.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [, n, r, p, salt, expected] = parts;

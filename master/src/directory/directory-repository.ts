@@ -1,5 +1,5 @@
-import type { Account, AccountPermissions, User } from '@strata/proto/directory/v1/directory';
 import { invalid, isAccountPermission, isGlobalPermission, normalizePermission } from '@strata/common';
+import type { Account, AccountPermissions, User } from '@strata/proto/directory/v1/directory';
 import { hashPassword, verifyPassword } from '../auth/password-hash.js';
 import type { RelationalStore, SqlExecutor } from '../store/relational-store.js';
 
