@@ -8,9 +8,16 @@ import { fileURLToPath } from 'node:url';
 const STRATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/strata.js');
 
 /** Runs the strata CLI as a real process; bounded by `timeoutMs`. */
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [STRATA, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [STRATA, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -36,7 +43,10 @@ describe('strata CLI', () => {
 
   it('refuses a bad config with exit code 2 and lists every problem', async () => {
     const file = path.join(dir, 'bad.yaml');
-    writeFileSync(file, ['gateway:', '  enable: true', '  port: "high"', 'backend:', '  enable: yes-please', 'colour: blue', ''].join('\n'));
+    writeFileSync(
+      file,
+      ['gateway:', '  enable: true', '  port: "high"', 'backend:', '  enable: yes-please', 'colour: blue', ''].join('\n'),
+    );
     const { code, stderr } = await runCli(['start', '--config', file]);
     assert.equal(code, 2);
     assert.match(stderr, /gateway\.port: /);
@@ -100,7 +110,10 @@ describe('strata CLI', () => {
         if (res.status === 200) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      assert.deepEqual(ready!.roles.map((r) => r.role), ['database', 'backend']);
+      assert.deepEqual(
+        ready!.roles.map((r) => r.role),
+        ['database', 'backend'],
+      );
       const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
       assert.match(metrics, /strata_process_/);
       // Every log line is JSON with role and component.

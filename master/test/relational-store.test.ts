@@ -74,7 +74,10 @@ describe('relational store', () => {
       },
     });
     leader = false;
-    await assert.rejects(store.transaction((tx) => tx.run("INSERT INTO accounts VALUES ('a', 'x', 'now')")), /not the leader/);
+    await assert.rejects(
+      store.transaction((tx) => tx.run("INSERT INTO accounts VALUES ('a', 'x', 'now')")),
+      /not the leader/,
+    );
     assert.equal((await store.all('SELECT * FROM accounts')).length, 0);
   });
 
@@ -86,7 +89,9 @@ describe('relational store', () => {
     assert.equal((await store.all('SELECT * FROM accounts')).length, 1);
     const perms = await repo.listUserPermissions(USER);
     assert.deepEqual(perms.globalPermissions, ['Service.Global.Admin']);
-    assert.deepEqual(perms.accounts, [{ accountId: ACCOUNT, accountName: 'ops', permissions: ['Service.Account.Admin', 'Service.Incident.Viewer'] }]);
+    assert.deepEqual(perms.accounts, [
+      { accountId: ACCOUNT, accountName: 'ops', permissions: ['Service.Account.Admin', 'Service.Incident.Viewer'] },
+    ]);
     assert.ok(await repo.verifyPassword('admin', 'first-password'), 'user names match without regard to case');
   });
 
@@ -109,7 +114,10 @@ describe('relational store', () => {
 
   it('refuses unknown permission names', async () => {
     const repo = new DirectoryRepository(store);
-    await assert.rejects(repo.setPermissions(USER, ACCOUNT, ['Service.Incident.Overlord']), /Unknown account permission: Service.Incident.Overlord/);
+    await assert.rejects(
+      repo.setPermissions(USER, ACCOUNT, ['Service.Incident.Overlord']),
+      /Unknown account permission: Service.Incident.Overlord/,
+    );
   });
 });
 

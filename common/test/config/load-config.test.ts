@@ -63,19 +63,32 @@ describe('configuration', () => {
           database: { enable: true },
           setupService: {
             accounts: [{ accountId: '00000000-0000-0000-0000-000000000000', accountName: 'default' }],
-            users: [{ userId: '00000000-0000-0000-0000-00000000cafe', username: 'a', password: 'b', defaultAccounts: [{ accountName: 'other' }] }],
+            users: [
+              {
+                userId: '00000000-0000-0000-0000-00000000cafe',
+                username: 'a',
+                password: 'b',
+                defaultAccounts: [{ accountName: 'other' }],
+              },
+            ],
           },
         },
         {},
       ),
     );
-    assert.deepEqual(problems, ['setupService.users[0].defaultAccounts[0].accountName: names no account in setupService.accounts: other']);
+    assert.deepEqual(problems, [
+      'setupService.users[0].defaultAccounts[0].accountName: names no account in setupService.accounts: other',
+    ]);
   });
 
   it('applies STRATA_* environment overrides with the key type', () => {
     const cfg = loadConfigObject(
       { gateway: { enable: true }, auth: { jwt: { signingKey: KEY } } },
-      { STRATA_GATEWAY_PORT: '8080', STRATA_ETCD_ENDPOINTS: 'http://127.0.0.1:2379,http://127.0.0.1:2380', STRATA_BACKEND_ENABLE: 'true' },
+      {
+        STRATA_GATEWAY_PORT: '8080',
+        STRATA_ETCD_ENDPOINTS: 'http://127.0.0.1:2379,http://127.0.0.1:2380',
+        STRATA_BACKEND_ENABLE: 'true',
+      },
     );
     assert.equal(cfg.gateway.port, 8080);
     assert.deepEqual(cfg.etcd.endpoints, ['http://127.0.0.1:2379', 'http://127.0.0.1:2380']);
@@ -87,7 +100,10 @@ describe('configuration', () => {
       loadConfigObject({ database: { enable: true } }, { STRATA_GATEWAY_PROT: '1', STRATA_GATEWAY_PORT: 'abc' }),
     );
     assert.ok(problems.includes('STRATA_GATEWAY_PROT: no configuration key gateway.PROT'), problems.join('\n'));
-    assert.ok(problems.some((p) => p.startsWith('gateway.port:')), problems.join('\n'));
+    assert.ok(
+      problems.some((p) => p.startsWith('gateway.port:')),
+      problems.join('\n'),
+    );
   });
 
   it('reads YAML and JSON files, and reports a missing or malformed file', () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfigObject } from '@strata/common';
-import { startProcess, type RunningProcess } from '../process-runner.js';
+import { type RunningProcess, startProcess } from '../process-runner.js';
 
 export interface TestUser {
   userId: string;
@@ -35,7 +35,11 @@ export interface TestNode {
   /** Signs in and returns a session token. */
   signIn(username: string, password: string): Promise<string>;
   /** fetch() against the gateway with an optional bearer token and JSON body. */
-  request(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -69,7 +73,10 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
         lastname: 'Test',
         email: `${u.username}@example.test`,
         defaultGlobalPermissions: u.global ?? [],
-        defaultAccounts: Object.entries(u.accounts ?? {}).map(([accountName, userPermissions]) => ({ accountName, userPermissions })),
+        defaultAccounts: Object.entries(u.accounts ?? {}).map(([accountName, userPermissions]) => ({
+          accountName,
+          userPermissions,
+        })),
       })),
     },
   };

@@ -21,7 +21,18 @@ type Role =
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000a1';
 const OTHER = '00000000-0000-0000-0000-0000000000b2';
-const ALL_ROLES: Role[] = ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager', 'inflow', 'query', 'member-without-role', 'inflowToken', 'queryToken'];
+const ALL_ROLES: Role[] = [
+  'globalAdmin',
+  'accountAdmin',
+  'viewer',
+  'editor',
+  'manager',
+  'inflow',
+  'query',
+  'member-without-role',
+  'inflowToken',
+  'queryToken',
+];
 
 const EXPECTED: Record<Operation, Role[]> = {
   public: ALL_ROLES,
@@ -85,7 +96,11 @@ describe('access policy: every route against every role', () => {
       const accountScoped = route.path.includes(':accountId');
       for (const role of ALL_ROLES) {
         const want = EXPECTED[route.operation].includes(role);
-        assert.equal(isAllowed(principal(role), route.operation, accountScoped ? ACCOUNT : undefined), want, `${role} on own account`);
+        assert.equal(
+          isAllowed(principal(role), route.operation, accountScoped ? ACCOUNT : undefined),
+          want,
+          `${role} on own account`,
+        );
         if (accountScoped && role !== 'globalAdmin' && route.operation !== 'public' && route.operation !== 'authenticated') {
           // Permissions on one account never reach another.
           assert.equal(isAllowed(principal(role, OTHER), route.operation, ACCOUNT), false, `${role} from another account`);
