@@ -34,7 +34,14 @@ describe('no secrets in logs or responses', function () {
           enable: true,
           provision: true,
           accounts: [{ accountId: '00000000-0000-0000-0000-000000000000', accountName: 'default' }],
-          users: [{ userId: '00000000-0000-0000-0000-00000000cafe', username: 'admin', password, defaultGlobalPermissions: ['Service.Global.Admin'] }],
+          users: [
+            {
+              userId: '00000000-0000-0000-0000-00000000cafe',
+              username: 'admin',
+              password,
+              defaultGlobalPermissions: ['Service.Global.Admin'],
+            },
+          ],
         },
       }),
     );
@@ -58,7 +65,11 @@ describe('no secrets in logs or responses', function () {
       assert.ok(port, logs);
       const base = `http://127.0.0.1:${port}`;
       const post = async (body: unknown) => {
-        const res = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const res = await fetch(`${base}/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
         const text = await res.text();
         responses.push(text);
         return { status: res.status, text };
@@ -74,7 +85,11 @@ describe('no secrets in logs or responses', function () {
         const res = await fetch(base + p, { headers: { authorization: `Bearer ${token}` } });
         responses.push(await res.text());
       }
-      const bad = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+      const bad = await fetch(`${base}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{not json',
+      });
       responses.push(await bad.text());
     } finally {
       child.kill('SIGTERM');

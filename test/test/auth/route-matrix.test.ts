@@ -85,7 +85,8 @@ describe('route matrix over HTTP: every route × every role × own and other acc
             assert.equal(res.status, 403, where);
             assert.equal(JSON.parse(text).message, 'No permission.', where);
           }
-          if (account === OTHER && role !== 'globalAdmin') assert.equal(allowed, false, `policy lets ${role} into another account`);
+          if (account === OTHER && role !== 'globalAdmin')
+            assert.equal(allowed, false, `policy lets ${role} into another account`);
         }
       }
     });
