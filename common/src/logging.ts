@@ -31,17 +31,26 @@ export interface LoggerOptions {
 export function createLogger(role: string, options: LoggerOptions = {}): Logger {
   const opts = {
     level: options.level ?? process.env.STRATA_LOG_LEVEL ?? 'info',
-    base: { role, component: 'main' },
+    base: { role },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
   };
-  return options.destination ? pino(opts, options.destination as pino.DestinationStream) : pino(opts);
+  const root = options.destination ? pino(opts, options.destination as pino.DestinationStream) : pino(opts);
+  const main = root.child({ component: 'main' });
+  ROOTS.set(main, root);
+  return main;
 }
+
+/** Component loggers derive from the role's root logger, so `component` appears once per line. */
+const ROOTS = new WeakMap<Logger, Logger>();
 
 /** A child logger for one component of a role (`component` is on every line it writes). */
 export function componentLogger(parent: Logger, component: string): Logger {
-  return parent.child({ component });
+  const root = ROOTS.get(parent) ?? parent;
+  const child = root.child({ component });
+  ROOTS.set(child, root);
+  return child;
 }
 
 /** Logs an error's name and message, never its stack into responses; stacks stay in logs only. */

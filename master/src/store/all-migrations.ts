@@ -1,0 +1,5 @@
+import { directoryMigration } from './migrations/0001-directory.js';
+import type { Migration } from './migrations.js';
+
+/** Every migration of the relational store, in version order. Add new ones at the end. */
+export const ALL_MIGRATIONS: Migration[] = [directoryMigration];
