@@ -53,7 +53,9 @@ describe('worker compaction', function () {
     const c = await db.connect();
     const file = path.join(engine.paths.segments, merged.fileName);
     const sorted = (
-      await c.runAndReadAll(`SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM read_parquet('${file}'))`)
+      await c.runAndReadAll(
+        `SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM read_parquet('${file}'))`,
+      )
     ).getRowObjectsJson();
     assert.deepEqual(sorted, [{ ok: true }]);
     c.closeSync();
@@ -78,8 +80,15 @@ describe('worker compaction', function () {
     engine = await openEngine(tmp.dir);
     const segments = await writeSegments(engine, 'Q', 5, 200);
     await engine.append(input([part('Q', entries(50, Date.UTC(2024, 0, 1), 1000))])); // hot rows too
-    const count = async (scan: { connection: { runAndReadAll(s: string): Promise<{ getRowObjectsJson(): unknown[] }> }; relation: string }) =>
-      (await scan.connection.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${scan.relation}`)).getRowObjectsJson()[0];
+    const count = async (scan: {
+      connection: { runAndReadAll(s: string): Promise<{ getRowObjectsJson(): unknown[] }> };
+      relation: string;
+    }) =>
+      (
+        await scan.connection.runAndReadAll(
+          `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${scan.relation}`,
+        )
+      ).getRowObjectsJson()[0];
 
     const before = (await engine.openScan(ACCOUNT, 'Q'))!;
     assert.deepEqual(await count(before), { n: 1050, d: 1050 });
@@ -108,7 +117,11 @@ describe('worker compaction', function () {
     await before.release();
     await waitUntil(() => engine!.pendingFileDeletions === 0);
     assert.ok(!existsSync(path.join(engine.paths.segments, segments[0]!.fileName)));
-    const after = await scanRows(engine, 'Q', (r) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${r}`);
+    const after = await scanRows(
+      engine,
+      'Q',
+      (r) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${r}`,
+    );
     assert.deepEqual(after, [{ n: 1050, d: 1050 }]);
   });
 
@@ -132,10 +145,7 @@ describe('worker compaction', function () {
     engine = await openEngine(tmp.dir);
     const ids = (await writeSegments(engine, 'F', 4, 10)).map((s) => s.segmentId);
     await engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(0, 2) }, 7);
-    await assert.rejects(
-      engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(2) }, 6),
-      /older than term 7/,
-    );
+    await assert.rejects(engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(2) }, 6), /older than term 7/);
   });
 
   it('refuses compaction and appends while free space is under the minimum, and resumes by itself', async () => {
@@ -175,7 +185,11 @@ describe('worker compaction', function () {
     engine = await openEngine(tmp.dir);
     assert.ok(!existsSync(oldFile), 'old files removed at start-up');
     assert.equal((await engine.listSegments(ACCOUNT)).length, 1);
-    const [r] = await scanRows(engine, 'K', (rel) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${rel}`);
+    const [r] = await scanRows(
+      engine,
+      'K',
+      (rel) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${rel}`,
+    );
     assert.deepEqual(r, { n: 300, d: 300 });
   });
 });

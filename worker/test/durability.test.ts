@@ -35,7 +35,13 @@ function startChild(dataPath: string): Promise<{ child: ChildProcess; endpoint: 
 
 function batch(b: number) {
   const lines = Array.from({ length: ROWS_PER_BATCH }, (_, i) =>
-    JSON.stringify({ '@ts': (Date.UTC(2024, 0, 1) + b * 1000 + i) * 1000, '@id': randomUUID(), b, i, text: `batch ${b} row ${i}` }),
+    JSON.stringify({
+      '@ts': (Date.UTC(2024, 0, 1) + b * 1000 + i) * 1000,
+      '@id': randomUUID(),
+      b,
+      i,
+      text: `batch ${b} row ${i}`,
+    }),
   );
   return {
     accountId: ACCOUNT,

@@ -7,7 +7,13 @@ describe('free-space guard', () => {
   it('refuses writes below the minimum, counts bytes written between measurements, and resumes by itself', async () => {
     let free = 1_000;
     const changes: FreeSpaceState[] = [];
-    const guard = new FreeSpaceGuard({ path: '/', minimumFreeBytes: 500, statFreeBytes: async () => free, log: testLog(), intervalMs: 10 });
+    const guard = new FreeSpaceGuard({
+      path: '/',
+      minimumFreeBytes: 500,
+      statFreeBytes: async () => free,
+      log: testLog(),
+      intervalMs: 10,
+    });
     guard.onChange((s) => changes.push(s));
     await guard.start();
     try {

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import {
-  ChannelPool,
-  EmbeddedCoordinator,
-  loadConfigObject,
-  type RoleContext,
-  StrataError,
-} from '@strata/common';
+import { ChannelPool, EmbeddedCoordinator, loadConfigObject, type RoleContext, StrataError } from '@strata/common';
 import { waitFor } from '@strata/common/testing';
 import { ColumnType, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
@@ -84,7 +78,11 @@ describe('worker role', function () {
     const ingest = ctx.channels.client(IngestServiceService, worker.endpoint);
     assert.deepEqual(await ingest.append(appendRequest(25, 'key-1')), { rowsStored: 25, duplicate: false });
     assert.deepEqual(await ingest.append(appendRequest(25, 'key-1')), { rowsStored: 0, duplicate: true });
-    const rows = await scanRows(worker.storage, 'Role.Logs', (r) => `SELECT count(*)::INTEGER AS n, max(n)::INTEGER AS mx, any_value(__INFLOW_SOURCE_ADDRESS) AS a FROM ${r}`);
+    const rows = await scanRows(
+      worker.storage,
+      'Role.Logs',
+      (r) => `SELECT count(*)::INTEGER AS n, max(n)::INTEGER AS mx, any_value(__INFLOW_SOURCE_ADDRESS) AS a FROM ${r}`,
+    );
     assert.deepEqual(rows, [{ n: 25, mx: 24, a: '10.0.0.1' }]);
 
     await worker.storage.sealAll();
@@ -115,7 +113,8 @@ describe('worker role', function () {
     assert.equal(health.writable, false);
     await assert.rejects(
       ctx.channels.client(IngestServiceService, worker.endpoint).append(appendRequest(3)),
-      (err: unknown) => err instanceof StrataError && err.kind === 'insufficient_storage' && /Insufficient storage/.test(err.message),
+      (err: unknown) =>
+        err instanceof StrataError && err.kind === 'insufficient_storage' && /Insufficient storage/.test(err.message),
     );
     assert.deepEqual(worker.storage.listSchemas(ACCOUNT), []);
   });

@@ -62,11 +62,14 @@ export class CompactionScheduler {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.runOnce()
-        .catch((err) => this.o.log.error(errorFields(err), 'compaction cycle failed'))
-        .finally(() => this.schedule());
-    }, this.o.intervalMs ?? 5 * 60_000);
+    this.timer = setTimeout(
+      () => {
+        this.running = this.runOnce()
+          .catch((err) => this.o.log.error(errorFields(err), 'compaction cycle failed'))
+          .finally(() => this.schedule());
+      },
+      this.o.intervalMs ?? 5 * 60_000,
+    );
     this.timer.unref();
   }
 
@@ -122,7 +125,13 @@ export class CompactionScheduler {
           report.failed++;
           const stale = err instanceof StrataError && err.kind === 'precondition_failed';
           this.o.log[stale ? 'info' : 'warn'](
-            { worker: worker.endpoint, accountId: job.accountId, schema: job.schema, segments: job.segmentIds.length, ...errorFields(err) },
+            {
+              worker: worker.endpoint,
+              accountId: job.accountId,
+              schema: job.schema,
+              segments: job.segmentIds.length,
+              ...errorFields(err),
+            },
             stale ? 'compaction job skipped: plan was stale' : 'compaction job failed',
           );
         }

@@ -24,7 +24,10 @@ describe('compaction planner', () => {
       maxFileSize: () => 100,
       minSegmentsPerPartialJob: 2,
     });
-    assert.deepEqual(jobs.map((j) => j.segmentIds), [['s1', 's2']]);
+    assert.deepEqual(
+      jobs.map((j) => j.segmentIds),
+      [['s1', 's2']],
+    );
   });
 
   it('plans an unfilled job only with enough segments', () => {
@@ -54,10 +57,16 @@ describe('compaction planner', () => {
   });
 
   it('breaks time ties by creation time, then id, and ignores accounts without a positive size', () => {
-    const jobs = planCompaction([seg('z', 60, 1, { createdAtMs: 5 }), seg('y', 60, 1, { createdAtMs: 2 }), seg('x', 60, 1, { createdAtMs: 2 })], {
-      maxFileSize: () => 100,
-    });
-    assert.deepEqual(jobs.map((j) => j.segmentIds), [['x', 'y']]);
+    const jobs = planCompaction(
+      [seg('z', 60, 1, { createdAtMs: 5 }), seg('y', 60, 1, { createdAtMs: 2 }), seg('x', 60, 1, { createdAtMs: 2 })],
+      {
+        maxFileSize: () => 100,
+      },
+    );
+    assert.deepEqual(
+      jobs.map((j) => j.segmentIds),
+      [['x', 'y']],
+    );
     assert.deepEqual(planCompaction([seg('a', 1, 1), seg('b', 1, 2)], { maxFileSize: () => 0, minSegmentsPerPartialJob: 2 }), []);
   });
 });
