@@ -15,6 +15,9 @@ import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 /** How often the master is asked for the executor limits (spec, settings rule 6: "after a short delay"). */
 export const EXECUTOR_SETTINGS_POLL_MS = 2_000;
 
+/** Failed polls in a row before a warning is logged (once, until a poll succeeds again). */
+const WARN_AFTER_FAILURES = 5;
+
 interface ExecutorMetrics {
   queryMaxConcurrent: Gauge;
   fileMaxConcurrentRead: Gauge;
@@ -70,8 +73,8 @@ export class ExecutorSettingsPoller {
   private leaderEndpoint: string | undefined;
   private stopObserving: Unsubscribe | undefined;
   private inFlight: Promise<void> | undefined;
-  /** Whether the last poll failed: failures are logged on the change only, not every 2 s. */
-  private failing = false;
+  /** Polls failed in a row. The first few are normal (the master is still being elected). */
+  private failuresInRow = 0;
   private readonly metrics = executorMetrics();
 
   constructor(
@@ -136,8 +139,8 @@ export class ExecutorSettingsPoller {
       if (!endpoint) throw new Error('no database leader is elected');
       const client = this.channels.client(SettingsServiceService, endpoint);
       const next = await client.getExecutorSettings({}, { timeoutMs: Math.max(500, this.intervalMs) });
-      if (this.failing) this.log.info('executor settings reachable again');
-      this.failing = false;
+      if (this.failuresInRow >= WARN_AFTER_FAILURES) this.log.info('executor settings reachable again');
+      this.failuresInRow = 0;
       this.apply({
         queryMaxConcurrent: next.queryMaxConcurrent,
         fileMaxConcurrentRead: next.fileMaxConcurrentRead,
@@ -145,9 +148,12 @@ export class ExecutorSettingsPoller {
       });
     } catch (err) {
       this.metrics.pollFailures.inc();
-      if (!this.failing)
-        this.log.warn({ ...errorFields(err), limits: this.limits }, 'cannot read executor settings; keeping the applied limits');
-      this.failing = true;
+      this.failuresInRow++;
+      // An expected condition (no leader yet, a standby, a restart): its message, never a stack.
+      const reason = err instanceof Error ? err.message : String(err);
+      if (this.failuresInRow === WARN_AFTER_FAILURES)
+        this.log.warn({ reason, limits: this.limits }, 'cannot read executor settings; keeping the applied limits');
+      else this.log.debug({ reason }, 'executor settings poll failed');
     }
   }
 
