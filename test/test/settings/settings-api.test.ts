@@ -238,6 +238,8 @@ describe('settings API (gateway + master + worker in one process)', function () 
       assertNoSecret(sys);
       const openapi = await cluster.request('GET', '/openapi.json');
       assertNoSecret(openapi);
+      assert.equal(openapi.status, 200);
+      assert.ok(openapi.body.paths['/accounts/{accountId}/settings/{settingName}'].put.requestBody);
     });
 
     it('keeps accounts apart and lets a global admin or that account admin in, nobody else', async () => {

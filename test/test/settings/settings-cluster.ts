@@ -61,7 +61,11 @@ export class SettingsCluster {
     return token;
   }
 
-  async request(method: string, urlPath: string, options: { body?: unknown; as?: UserName; token?: string } = {}): Promise<Answer> {
+  async request(
+    method: string,
+    urlPath: string,
+    options: { body?: unknown; as?: UserName; token?: string } = {},
+  ): Promise<Answer> {
     const token = options.token ?? (options.as ? await this.token(options.as) : undefined);
     const res = await this.node.request(method, urlPath, { token, body: options.body });
     const text = await res.text();
