@@ -10,4 +10,5 @@ export { type CompactionJob, type PlannerSegment, planCompaction } from './compa
 export { DirectoryRepository } from './directory/directory-repository.js';
 export type { LeaderDuty, LeaderState } from './leader-state.js';
 export { startMaster, withPort } from './master-role.js';
+export { redactedSettings, SettingsRepository } from './settings/settings-repository.js';
 export { RelationalStore, type SqlExecutor, type SqlParam } from './store/relational-store.js';

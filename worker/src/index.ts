@@ -1,3 +1,4 @@
+export { EXECUTOR_SETTINGS_POLL_MS, type ExecutorLimitsListener, ExecutorSettingsPoller } from './executor-settings-poller.js';
 export { columnTypeFromProto, columnTypeToProto } from './ingest/column-type-codec.js';
 export type { SegmentInfo, TableInfo } from './storage/catalog.js';
 export {

@@ -12,6 +12,7 @@ import {
   type WorkerLease,
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
+import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 import { ingestService } from './ingest/ingest-service.js';
 import { segmentService } from './ingest/segment-service.js';
 import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
@@ -24,9 +25,11 @@ export interface WorkerServiceEntry {
   implementation: ReturnType<typeof implementService>;
 }
 
-/** What a service factory gets: the worker's storage and a logger. */
+/** What a service factory gets: the worker's storage, live executor limits and a logger. */
 export interface WorkerServiceDeps {
   storage: StorageEngine;
+  /** Live Service.Search.Executor.* limits (`executorSettings.current()`). */
+  executorSettings: ExecutorSettingsPoller;
   log: Logger;
   ctx: RoleContext;
 }
@@ -50,6 +53,7 @@ export interface WorkerTestOptions {
 /** A running worker role with access to its storage (for in-process tests and the query engine). */
 export interface WorkerHandle extends RoleHandle {
   readonly storage: StorageEngine;
+  readonly executorSettings: ExecutorSettingsPoller;
   /** The endpoint registered with the coordinator (the bound port when the config said 0). */
   readonly endpoint: string;
 }
@@ -81,6 +85,8 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     log: componentLogger(ctx.log, 'free-space'),
   });
   await guard.start();
+  // Live Service.Search.Executor.* limits; the query executor reads executorSettings.current().
+  const executorSettings = new ExecutorSettingsPoller(ctx.coordinator, ctx.channels, componentLogger(ctx.log, 'executor-settings'));
   let storage: StorageEngine | undefined;
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
@@ -103,7 +109,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         log,
       ),
     };
-    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, log, ctx }))];
+    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, executorSettings, log, ctx }))];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services);
     server = started.server;
     endpoint = endpointWithPort(ctx.config.backend.advertiseEndpoint ?? ctx.config.backend.endpoint, started.port);
@@ -124,12 +130,14 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       last = state;
       registered.update(state).catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
     });
+    executorSettings.start();
     log.info({ endpoint, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
 
     let stopping = false;
     return {
       name: 'backend',
       storage: opened,
+      executorSettings,
       endpoint,
       readiness: () =>
         stopping
@@ -141,6 +149,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         if (stopping) return;
         stopping = true;
         guard.stop();
+        await executorSettings.stop();
         await registered.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
         if (server) await stopGrpcServer(server);
         await opened.close();
@@ -149,6 +158,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     };
   } catch (err) {
     guard.stop();
+    await executorSettings.stop();
     await lease?.revoke().catch(() => undefined);
     if (server) await stopGrpcServer(server, 0);
     await storage?.close().catch(() => undefined);
