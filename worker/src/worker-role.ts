@@ -86,7 +86,11 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
   });
   await guard.start();
   // Live Service.Search.Executor.* limits; the query executor reads executorSettings.current().
-  const executorSettings = new ExecutorSettingsPoller(ctx.coordinator, ctx.channels, componentLogger(ctx.log, 'executor-settings'));
+  const executorSettings = new ExecutorSettingsPoller(
+    ctx.coordinator,
+    ctx.channels,
+    componentLogger(ctx.log, 'executor-settings'),
+  );
   let storage: StorageEngine | undefined;
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
