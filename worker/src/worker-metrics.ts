@@ -1,5 +1,4 @@
-import { metricsRegistry } from '@strata/common';
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram, metricsRegistry } from '@strata/common';
 
 /** Worker metrics, registered once per process (several engines in one test process share them). */
 export interface WorkerMetrics {
