@@ -13,6 +13,8 @@ export class SegmentReclaimer {
   private nextScanId = 0;
   private readonly openScans = new Map<number, number>();
   private readonly retired: { epoch: number; paths: string[] }[] = [];
+  /** Files whose deletion has started but not finished. */
+  private deleting = 0;
 
   constructor(private readonly onError: (path: string, err: unknown) => void = () => undefined) {}
 
@@ -36,9 +38,9 @@ export class SegmentReclaimer {
     void this.collect();
   }
 
-  /** Files waiting for scans to finish. */
+  /** Files not deleted yet: waiting for scans to finish, or being deleted. */
   get pendingCount(): number {
-    return this.retired.reduce((n, r) => n + r.paths.length, 0);
+    return this.retired.reduce((n, r) => n + r.paths.length, this.deleting);
   }
 
   private oldestOpenEpoch(): number {
@@ -58,11 +60,16 @@ export class SegmentReclaimer {
         this.retired.splice(i, 1);
       }
     }
+    this.deleting += ready.length;
     await Promise.all(
       ready.map((p) =>
-        unlink(p).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT') this.onError(p, err);
-        }),
+        unlink(p)
+          .catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'ENOENT') this.onError(p, err);
+          })
+          .finally(() => {
+            this.deleting--;
+          }),
       ),
     );
   }
