@@ -14,3 +14,4 @@ export * from './logging.js';
 export * from './metrics.js';
 export * from './permissions.js';
 export * from './role.js';
+export * from './settings/index.js';
