@@ -40,7 +40,19 @@ export interface Candidacy {
   readonly isLeader: boolean;
   /** The current fencing term, or undefined while not leader. */
   readonly term: number | undefined;
-  /** Gives up leadership (or the campaign) and stops re-campaigning. */
+  /**
+   * Fencing check against the coordinator's store: resolves only if this candidate still holds
+   * leadership with the same term at the moment of the check (etcd: a Txn comparing the election
+   * key's create revision with the term). Throws StrataError `unavailable` ("leadership lost")
+   * otherwise. Leases alone allow a paused old leader to act next to the new one for a moment, so
+   * the leader calls this right before committing a write or sending a command whose effect must
+   * not come from a deposed leader, and passes `term` along with every command it sends.
+   */
+  assertLeadership(): Promise<void>;
+  /**
+   * Gives up leadership (or the campaign) and stops re-campaigning. If this candidate was leader,
+   * `onDemoted('resigned')` is called first so leader duties stop the same way as on a loss.
+   */
   resign(): Promise<void>;
 }
 

@@ -84,7 +84,7 @@ export function serverStream<Req, Res>(method: string, handler: StreamHandler<Re
 }
 
 /** Handlers for every method of a ts-proto generated service definition. */
-type HandlersOf<Def> = {
+export type HandlersOf<Def> = {
   [K in keyof Def]: Def[K] extends {
     requestStream: false;
     responseStream: false;

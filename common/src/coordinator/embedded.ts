@@ -1,0 +1,211 @@
+import type { Logger } from '../logging.js';
+import type {
+  Candidacy,
+  Coordinator,
+  LeaderInfo,
+  LeadershipHandlers,
+  Unsubscribe,
+  WorkerLease,
+  WorkerRegistration,
+} from './coordinator.js';
+import { LeadershipEvents, leadershipLost } from './leadership-events.js';
+
+interface Candidate {
+  value: string;
+  events: LeadershipEvents;
+  term: number | undefined;
+}
+
+interface Election {
+  leader: Candidate | undefined;
+  /** Candidates waiting for leadership, in campaign order. */
+  waiting: Candidate[];
+  observers: Set<(leader: LeaderInfo | undefined) => void>;
+}
+
+interface Registered {
+  registration: WorkerRegistration;
+  /** Identifies the lease that wrote it: a revoked older lease must not remove a newer one. */
+  owner: symbol;
+}
+
+/**
+ * The coordinator of a single process (etcd.endpoints empty): elections, worker registrations and
+ * their watchers live in memory. There is nothing to lose a lease to, so a leader stays leader
+ * until it resigns; registrations last until revoked or until the coordinator closes. Fencing
+ * terms come from one counter and strictly increase across successive leaders.
+ *
+ * Callbacks (handlers, observers, watchers) are delivered asynchronously, never from inside the
+ * call that caused them, so callers may hold the returned handle before the first callback.
+ */
+export class EmbeddedCoordinator implements Coordinator {
+  private readonly elections = new Map<string, Election>();
+  private readonly workers = new Map<string, Registered>();
+  private readonly workerWatchers = new Set<(workers: WorkerRegistration[]) => void>();
+  private readonly candidacies = new Set<Candidacy>();
+  private lastTerm = 0;
+  private closed = false;
+
+  constructor(private readonly log: Logger) {}
+
+  async campaign(election: string, value: string, handlers: LeadershipHandlers): Promise<Candidacy> {
+    this.assertOpen();
+    const state = this.election(election);
+    const candidate: Candidate = { value, events: new LeadershipEvents(handlers, this.log), term: undefined };
+    let active = true;
+    const candidacy: Candidacy = {
+      get isLeader() {
+        return state.leader === candidate;
+      },
+      get term() {
+        return state.leader === candidate ? candidate.term : undefined;
+      },
+      assertLeadership: async () => {
+        if (state.leader !== candidate) throw leadershipLost(election);
+      },
+      resign: async () => {
+        if (!active) return;
+        active = false;
+        this.candidacies.delete(candidacy);
+        if (state.leader === candidate) {
+          state.leader = undefined;
+          candidate.term = undefined;
+          candidate.events.demoted('resigned');
+          this.promoteNext(election, state);
+        } else {
+          state.waiting = state.waiting.filter((c) => c !== candidate);
+        }
+        await candidate.events.drained();
+      },
+    };
+    this.candidacies.add(candidacy);
+    state.waiting.push(candidate);
+    if (!state.leader) this.promoteNext(election, state);
+    return candidacy;
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | undefined> {
+    return leaderInfo(this.elections.get(election));
+  }
+
+  observeLeader(election: string, callback: (leader: LeaderInfo | undefined) => void): Unsubscribe {
+    const state = this.election(election);
+    state.observers.add(callback);
+    const current = leaderInfo(state);
+    queueMicrotask(() => {
+      if (state.observers.has(callback)) callback(current);
+    });
+    return () => state.observers.delete(callback);
+  }
+
+  async registerWorker(registration: Omit<WorkerRegistration, 'updatedAt'>): Promise<WorkerLease> {
+    this.assertOpen();
+    const owner = Symbol(registration.endpoint);
+    const { endpoint } = registration;
+    let current: WorkerRegistration = { ...registration, updatedAt: new Date().toISOString() };
+    this.workers.set(endpoint, { registration: current, owner });
+    this.notifyWorkers();
+    const owns = () => this.workers.get(endpoint)?.owner === owner;
+    let revoked = false;
+    return {
+      update: async (change) => {
+        if (revoked || this.closed) throw new Error(`worker lease of ${endpoint} is revoked`);
+        current = { ...current, ...pick(change), updatedAt: new Date().toISOString() };
+        // Like an etcd put under the lease: the registration is written again even if another
+        // lease had replaced it in between.
+        this.workers.set(endpoint, { registration: current, owner });
+        this.notifyWorkers();
+      },
+      revoke: async () => {
+        revoked = true;
+        if (owns()) {
+          this.workers.delete(endpoint);
+          this.notifyWorkers();
+        }
+      },
+    };
+  }
+
+  async listWorkers(): Promise<WorkerRegistration[]> {
+    return this.workerList();
+  }
+
+  watchWorkers(callback: (workers: WorkerRegistration[]) => void): Unsubscribe {
+    this.workerWatchers.add(callback);
+    const current = this.workerList();
+    queueMicrotask(() => {
+      if (this.workerWatchers.has(callback)) callback(current);
+    });
+    return () => this.workerWatchers.delete(callback);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.candidacies].map((c) => c.resign()));
+    this.closed = true;
+    if (this.workers.size > 0) {
+      this.workers.clear();
+      this.notifyWorkers();
+      // Let watchers of this process see the empty list before they are dropped.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.workerWatchers.clear();
+    for (const state of this.elections.values()) state.observers.clear();
+  }
+
+  private election(name: string): Election {
+    let state = this.elections.get(name);
+    if (!state) {
+      state = { leader: undefined, waiting: [], observers: new Set() };
+      this.elections.set(name, state);
+    }
+    return state;
+  }
+
+  /** Hands leadership to the longest-waiting candidate, if any, and tells everyone. */
+  private promoteNext(name: string, state: Election): void {
+    const next = state.waiting.shift();
+    if (next) {
+      next.term = ++this.lastTerm;
+      state.leader = next;
+      this.log.info({ election: name, term: next.term }, 'elected');
+      next.events.elected(next.term);
+    }
+    const info = leaderInfo(state);
+    for (const observer of state.observers) {
+      queueMicrotask(() => {
+        if (state.observers.has(observer)) observer(info);
+      });
+    }
+  }
+
+  private workerList(): WorkerRegistration[] {
+    return [...this.workers.values()].map((w) => ({ ...w.registration })).sort((a, b) => a.endpoint.localeCompare(b.endpoint));
+  }
+
+  private notifyWorkers(): void {
+    const list = this.workerList();
+    for (const watcher of this.workerWatchers) {
+      queueMicrotask(() => {
+        if (this.workerWatchers.has(watcher)) watcher(list.map((w) => ({ ...w })));
+      });
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('coordinator is closed');
+  }
+}
+
+function leaderInfo(state: Election | undefined): LeaderInfo | undefined {
+  const leader = state?.leader;
+  return leader?.term === undefined ? undefined : { value: leader.value, term: leader.term };
+}
+
+/** Only the fields a worker may change; stray keys of a loosely typed caller are ignored. */
+function pick(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>>) {
+  const out: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>> = {};
+  if (change.freeBytes !== undefined) out.freeBytes = change.freeBytes;
+  if (change.writable !== undefined) out.writable = change.writable;
+  return out;
+}

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict';
+import type { Coordinator, LeaderInfo, LeadershipHandlers, WorkerRegistration } from '../../src/index.js';
+import { waitFor } from '../../src/testing/index.js';
+
+/** Records what a candidate's handlers were told, for assertions. */
+export class RecordingHandlers implements LeadershipHandlers {
+  readonly elected: number[] = [];
+  readonly demoted: string[] = [];
+  onElected(term: number): void {
+    this.elected.push(term);
+  }
+  onDemoted(reason: string): void {
+    this.demoted.push(reason);
+  }
+}
+
+let electionSeq = 0;
+/** A fresh election name per test, so tests never see each other's candidates. */
+export function uniqueElection(): string {
+  return `test-${process.pid}-${Date.now()}-${electionSeq++}`;
+}
+
+let endpointSeq = 0;
+export function uniqueEndpoint(): string {
+  return `127.0.0.1:${20_000 + (endpointSeq++ % 40_000)}`;
+}
+
+/**
+ * Behaviour every Coordinator implementation shares. `open` gives a coordinator connected to the
+ * same store each time it is called (embedded: the same instance; etcd: a new client); the suite
+ * closes nothing it did not open with `open`, and `closeAll` runs after each test.
+ */
+export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: () => Promise<void>): void {
+  afterEach(closeAll);
+
+  it('elects the first campaigner and keeps the second waiting', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const first = new RecordingHandlers();
+    const second = new RecordingHandlers();
+    const a = await coord.campaign(election, 'a:1', first);
+    await waitFor('first elected', () => first.elected.length === 1);
+    const b = await coord.campaign(election, 'b:1', second);
+    assert.equal(a.isLeader, true);
+    assert.equal(a.term, first.elected[0]);
+    const leader = await coord.getLeader(election);
+    assert.deepEqual(leader, { value: 'a:1', term: first.elected[0] });
+    assert.equal(b.isLeader, false);
+    assert.equal(b.term, undefined);
+    assert.deepEqual(second.elected, []);
+    await a.assertLeadership();
+    await assert.rejects(b.assertLeadership(), { name: 'StrataError', kind: 'unavailable' });
+  });
+
+  it('passes leadership to the next candidate on resign, with a higher term', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const first = new RecordingHandlers();
+    const second = new RecordingHandlers();
+    const a = await coord.campaign(election, 'a:1', first);
+    await waitFor('first elected', () => first.elected.length === 1);
+    const b = await coord.campaign(election, 'b:1', second);
+    await a.resign();
+    assert.deepEqual(first.demoted, ['resigned']);
+    assert.equal(a.isLeader, false);
+    await assert.rejects(a.assertLeadership(), { kind: 'unavailable' });
+    await waitFor('second elected', () => second.elected.length === 1);
+    assert.ok(second.elected[0]! > first.elected[0]!, `term ${second.elected[0]} must exceed ${first.elected[0]}`);
+    assert.equal(b.isLeader, true);
+    await b.assertLeadership();
+    const leader = await waitFor('leader b', async () => {
+      const l = await coord.getLeader(election);
+      return l?.value === 'b:1' ? l : undefined;
+    });
+    assert.equal(leader.term, second.elected[0]);
+    await b.resign();
+    await waitFor('no leader', async () => (await coord.getLeader(election)) === undefined || undefined);
+  });
+
+  it('resigning a waiting candidate removes it from the campaign', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const first = new RecordingHandlers();
+    const second = new RecordingHandlers();
+    const third = new RecordingHandlers();
+    const a = await coord.campaign(election, 'a:1', first);
+    await waitFor('first elected', () => first.elected.length === 1);
+    const b = await coord.campaign(election, 'b:1', second);
+    await coord.campaign(election, 'c:1', third);
+    await b.resign();
+    await a.resign();
+    await waitFor('third elected', () => third.elected.length === 1);
+    assert.deepEqual(second.elected, []);
+    assert.deepEqual(second.demoted, []);
+    assert.equal((await coord.getLeader(election))?.value, 'c:1');
+  });
+
+  it('tells leader observers the current leader at once and every change', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const seen: (LeaderInfo | undefined)[] = [];
+    const stop = coord.observeLeader(election, (leader) => seen.push(leader));
+    try {
+      await waitFor('initial callback', () => seen.length >= 1);
+      assert.equal(seen[0], undefined);
+      const first = new RecordingHandlers();
+      const a = await coord.campaign(election, 'a:1', first);
+      await waitFor('observer sees a', () => seen.at(-1)?.value === 'a:1');
+      const second = new RecordingHandlers();
+      await coord.campaign(election, 'b:1', second);
+      await a.resign();
+      await waitFor('observer sees b', () => seen.at(-1)?.value === 'b:1');
+      const values = seen.filter((l) => l !== undefined);
+      const terms = values.map((l) => l.term);
+      assert.deepEqual([...new Set(values.map((l) => l.value))], ['a:1', 'b:1']);
+      assert.ok(terms.at(-1)! > terms[0]!, 'the second leader has a higher term');
+    } finally {
+      stop();
+    }
+    // A late observer starts from the current state.
+    const late: (LeaderInfo | undefined)[] = [];
+    const stopLate = coord.observeLeader(election, (leader) => late.push(leader));
+    await waitFor('late observer', () => late.length >= 1);
+    stopLate();
+    assert.equal(late[0]?.value, 'b:1');
+  });
+
+  it('registers, updates and revokes workers, and watchers see each step', async () => {
+    const coord = await open();
+    const endpoint = uniqueEndpoint();
+    const lists: WorkerRegistration[][] = [];
+    const stop = coord.watchWorkers((workers) => lists.push(workers));
+    const mine = () => lists.at(-1)?.find((w) => w.endpoint === endpoint);
+    try {
+      await waitFor('initial worker list', () => lists.length >= 1);
+      assert.equal(mine(), undefined);
+      const lease = await coord.registerWorker({ endpoint, freeBytes: 1000, writable: true });
+      await waitFor('watcher sees registration', () => mine()?.freeBytes === 1000);
+      const listed = (await coord.listWorkers()).find((w) => w.endpoint === endpoint);
+      assert.equal(listed?.writable, true);
+      assert.ok(!Number.isNaN(Date.parse(listed!.updatedAt)), 'updatedAt is an ISO time');
+      await lease.update({ freeBytes: 5, writable: false });
+      await waitFor('watcher sees update', () => mine()?.writable === false);
+      assert.equal(mine()?.freeBytes, 5);
+      await lease.revoke();
+      await waitFor('watcher sees removal', () => lists.length > 0 && mine() === undefined);
+      assert.equal(
+        (await coord.listWorkers()).find((w) => w.endpoint === endpoint),
+        undefined,
+      );
+    } finally {
+      stop();
+    }
+  });
+
+  it('a revoked older registration does not remove a newer one of the same endpoint', async () => {
+    const coord = await open();
+    const endpoint = uniqueEndpoint();
+    const old = await coord.registerWorker({ endpoint, freeBytes: 1, writable: true });
+    await coord.registerWorker({ endpoint, freeBytes: 2, writable: true });
+    await old.revoke();
+    const listed = (await coord.listWorkers()).filter((w) => w.endpoint === endpoint);
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0]?.freeBytes, 2);
+  });
+}

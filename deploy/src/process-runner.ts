@@ -1,0 +1,69 @@
+import {
+  ChannelPool,
+  componentLogger,
+  createCoordinator,
+  createLogger,
+  errorFields,
+  type ResolvedConfig,
+  type RoleContext,
+  type RoleHandle,
+  type RoleStarter,
+} from '@strata/common';
+import { startGateway } from '@strata/gateway';
+import { startMaster } from '@strata/master';
+import { startWorker } from '@strata/worker';
+import { startOpsServer } from './ops-server.js';
+
+export interface RunningProcess {
+  roles: RoleHandle[];
+  /** Port of the ops server (healthz/readyz/metrics), when enabled. */
+  opsPort?: number;
+  /** Stops roles in reverse start order, then the coordinator and channels. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts every role the config enables, in dependency order (database, backend, gateway), in one
+ * process. Roles still talk to each other only through gRPC.
+ */
+export async function startProcess(config: ResolvedConfig): Promise<RunningProcess> {
+  const log = createLogger('process', { level: config.log.level });
+  const coordinator = await createCoordinator(config, componentLogger(log, 'coordinator'));
+  const channels = new ChannelPool();
+  const roles: RoleHandle[] = [];
+  const plan: [boolean, string, RoleStarter][] = [
+    [config.database.enable, 'database', startMaster],
+    [config.backend.enable, 'backend', startWorker],
+    [config.gateway.enable, 'gateway', startGateway],
+  ];
+  const stopAll = async () => {
+    for (const role of [...roles].reverse()) {
+      await role.stop().catch((err) => log.error({ role: role.name, ...errorFields(err) }, 'role failed to stop cleanly'));
+    }
+    roles.length = 0;
+    channels.close();
+    await coordinator.close().catch(() => undefined);
+  };
+  let opsServer: Awaited<ReturnType<typeof startOpsServer>> | undefined;
+  try {
+    for (const [enabled, name, start] of plan) {
+      if (!enabled) continue;
+      const ctx: RoleContext = { config, log: createLogger(name, { level: config.log.level }), coordinator, channels };
+      roles.push(await start(ctx));
+    }
+    if (config.ops.enable) opsServer = await startOpsServer(config.ops.host, config.ops.port, () => roles);
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  log.info({ roles: roles.map((r) => r.name), opsPort: opsServer?.port }, 'strata process started');
+  return {
+    roles,
+    opsPort: opsServer?.port,
+    stop: async () => {
+      opsServer?.server.close();
+      await stopAll();
+      log.info('strata process stopped');
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { StrataError } from '@strata/common';
+import jwt from 'jsonwebtoken';
+import type { TokenScope } from './token-scope.js';
+
+/** The one algorithm Strata signs and accepts; pinned so `alg: none` or RS/HS confusion cannot pass. */
+export const JWT_ALGORITHM = 'HS512' as const;
+
+export type TokenType = 'session' | 'pat';
+
+export interface TokenClaims {
+  /** The user the token acts for (the creator, for a long-lived token). */
+  sub: string;
+  typ: TokenType;
+  /** Present on scoped tokens: a long-lived token, or a session exchanged from one. */
+  scope?: TokenScope;
+  exp?: number;
+  iat: number;
+  jti: string;
+}
+
+export interface TokenSettings {
+  signingKey: string;
+  issuer: string;
+  audience: string;
+  sessionLifetimeSeconds: number;
+}
+
+const invalidToken = () => new StrataError('unauthenticated', 'The token is invalid or expired.');
+
+/** Issues and verifies Strata's JWTs (HS512, with issuer and audience). */
+export class TokenService {
+  constructor(private readonly settings: TokenSettings) {}
+
+  /** A session token; `scope` and a cap on expiry are carried over when exchanged from a scoped token. */
+  issueSession(userId: string, options: { scope?: TokenScope; notAfterSeconds?: number } = {}): string {
+    const now = Math.floor(Date.now() / 1000);
+    let exp = now + this.settings.sessionLifetimeSeconds;
+    if (options.notAfterSeconds !== undefined) exp = Math.min(exp, options.notAfterSeconds);
+    return this.sign({ sub: userId, typ: 'session', scope: options.scope, exp, iat: now, jti: randomUUID() });
+  }
+
+  /** A long-lived scoped token; `expiresAt` null means it never expires. */
+  issueLongLived(userId: string, scope: TokenScope, expiresAt: Date | null): string {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = expiresAt ? Math.floor(expiresAt.getTime() / 1000) : undefined;
+    return this.sign({ sub: userId, typ: 'pat', scope, exp, iat: now, jti: randomUUID() });
+  }
+
+  private sign(claims: TokenClaims): string {
+    const payload: Record<string, unknown> = { typ: claims.typ, iat: claims.iat, jti: claims.jti };
+    if (claims.scope) payload.scope = claims.scope;
+    if (claims.exp !== undefined) payload.exp = claims.exp;
+    return jwt.sign(payload, this.settings.signingKey, {
+      algorithm: JWT_ALGORITHM,
+      subject: claims.sub,
+      issuer: this.settings.issuer,
+      audience: this.settings.audience,
+      noTimestamp: true,
+    });
+  }
+
+  /** Verifies signature, algorithm, issuer, audience and expiry; any failure is one 401. */
+  verify(token: string): TokenClaims {
+    let decoded: jwt.JwtPayload | string;
+    try {
+      decoded = jwt.verify(token, this.settings.signingKey, {
+        algorithms: [JWT_ALGORITHM],
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+      });
+    } catch {
+      throw invalidToken();
+    }
+    if (typeof decoded === 'string' || typeof decoded.sub !== 'string') throw invalidToken();
+    const typ = decoded.typ;
+    if (typ !== 'session' && typ !== 'pat') throw invalidToken();
+    // Sessions always expire; only long-lived tokens may be created without an expiry.
+    if (typ === 'session' && typeof decoded.exp !== 'number') throw invalidToken();
+    return {
+      sub: decoded.sub,
+      typ,
+      scope: decoded.scope as TokenScope | undefined,
+      exp: decoded.exp,
+      iat: Number(decoded.iat ?? 0),
+      jti: String(decoded.jti ?? ''),
+    };
+  }
+}

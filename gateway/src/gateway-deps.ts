@@ -1,0 +1,17 @@
+import type { ChannelPool, Coordinator, Logger, ResolvedConfig } from '@strata/common';
+import type { LoginThrottle } from './auth/login-throttle.js';
+import type { PrincipalLoader } from './auth/principal-loader.js';
+import type { TokenService } from './auth/token-service.js';
+import type { MasterClient } from './master-client.js';
+
+/** Everything route handlers may use; built once by the gateway role. */
+export interface GatewayDeps {
+  config: ResolvedConfig;
+  log: Logger;
+  coordinator: Coordinator;
+  channels: ChannelPool;
+  master: MasterClient;
+  tokens: TokenService;
+  principals: PrincipalLoader;
+  loginThrottle: LoginThrottle;
+}

@@ -1,0 +1,68 @@
+import type { Server } from 'node:http';
+import { componentLogger, type RoleHandle, type RoleStarter } from '@strata/common';
+import { LoginThrottle } from './auth/login-throttle.js';
+import { PrincipalLoader } from './auth/principal-loader.js';
+import { TokenService } from './auth/token-service.js';
+import type { GatewayDeps } from './gateway-deps.js';
+import { buildApp } from './http/app.js';
+import { MasterClient } from './master-client.js';
+import { allRoutes } from './routes.js';
+
+/** A started gateway also reports the port it listens on (port 0 in tests). */
+export interface GatewayHandle extends RoleHandle {
+  readonly port: number;
+}
+
+/**
+ * The gateway role: the stateless HTTP API. Finds the master through the coordinator, checks every
+ * request's token and permission, and serves the route table.
+ */
+export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => {
+  const log = componentLogger(ctx.log, 'http');
+  const jwtConfig = ctx.config.auth.jwt;
+  if (!jwtConfig.signingKey) throw new Error('auth.jwt.signingKey is required by the gateway');
+  const master = new MasterClient(ctx.coordinator, ctx.channels);
+  master.start();
+  const deps: GatewayDeps = {
+    config: ctx.config,
+    log,
+    coordinator: ctx.coordinator,
+    channels: ctx.channels,
+    master,
+    tokens: new TokenService({
+      signingKey: jwtConfig.signingKey,
+      issuer: jwtConfig.issuer,
+      audience: jwtConfig.audience,
+      sessionLifetimeSeconds: jwtConfig.sessionLifetimeSeconds,
+    }),
+    principals: new PrincipalLoader(master),
+    loginThrottle: new LoginThrottle(),
+  };
+  let handle: GatewayHandle;
+  const app = buildApp(allRoutes(), deps, () => [handle]);
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(ctx.config.gateway.port, ctx.config.gateway.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  server.requestTimeout = 5 * 60_000;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : ctx.config.gateway.port;
+  log.info({ host: ctx.config.gateway.host, port }, 'gateway listening');
+  handle = {
+    name: 'gateway',
+    port,
+    readiness: () =>
+      master.leaderEndpoint
+        ? { ready: true, detail: `master at ${master.leaderEndpoint}` }
+        : { ready: false, detail: 'no database leader known' },
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() open; in-flight requests finish first.
+        server.closeIdleConnections();
+      });
+      master.stop();
+    },
+  };
+  return handle;
+};

@@ -1,0 +1,22 @@
+import { authRoutes } from './auth/auth-routes.js';
+import { openApiDocument } from './http/openapi.js';
+import type { RouteDef } from './http/route.js';
+import { settingsRoutes } from './settings/settings-routes.js';
+
+/**
+ * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
+ * walks this table against every role, so a route without a rule cannot slip in.
+ */
+export function allRoutes(): RouteDef[] {
+  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes];
+  routes.push({
+    method: 'GET',
+    path: '/openapi.json',
+    operation: 'public',
+    summary: 'This API as an OpenAPI 3.1 document.',
+    async handler() {
+      return { body: openApiDocument(routes) };
+    },
+  });
+  return routes;
+}

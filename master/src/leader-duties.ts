@@ -1,0 +1,17 @@
+import { DirectoryRepository } from './directory/directory-repository.js';
+import { applyProvisioning } from './directory/provisioning.js';
+import type { LeaderDuty, LeaderState } from './leader-state.js';
+
+/** Applies setupService provisioning once per election (idempotent). */
+class ProvisioningDuty implements LeaderDuty {
+  readonly name = 'provisioning';
+  async start(state: LeaderState): Promise<void> {
+    await applyProvisioning(state.config.setupService, state.store, new DirectoryRepository(state.store), state.log);
+  }
+  async stop(): Promise<void> {}
+}
+
+/** Every leader duty, started in this order after election and stopped in reverse. */
+export function leaderDuties(): LeaderDuty[] {
+  return [new ProvisioningDuty()];
+}

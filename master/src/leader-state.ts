@@ -1,0 +1,26 @@
+import type { ChannelPool, Coordinator, Logger, ResolvedConfig } from '@strata/common';
+import type { RelationalStore } from './store/relational-store.js';
+
+/**
+ * What the master holds while it is the elected leader. Every service handler that reads or writes
+ * relational data gets it through `requireLeader()`, so a standby can never touch the store.
+ */
+export interface LeaderState {
+  /** Fencing term of this leadership (strictly increasing across leaders). */
+  term: number;
+  store: RelationalStore;
+  config: ResolvedConfig;
+  coordinator: Coordinator;
+  channels: ChannelPool;
+  log: Logger;
+}
+
+/**
+ * Work only the leader does (provisioning, mail outbox, compaction planning, settings
+ * broadcasting). Started after election, stopped the moment leadership is lost.
+ */
+export interface LeaderDuty {
+  readonly name: string;
+  start(state: LeaderState): Promise<void>;
+  stop(): Promise<void>;
+}

@@ -1,0 +1,123 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { StrataError } from '@strata/common';
+import { type Migration, runMigrations } from './migrations.js';
+
+/** A SQL parameter value. Every user-supplied value reaches SQL only this way, never spliced. */
+export type SqlParam = string | number | boolean | null | bigint;
+export type Row = Record<string, unknown>;
+
+/** Statements available inside a transaction (and for reads outside one). */
+export interface SqlExecutor {
+  all<T extends Row = Row>(sql: string, params?: SqlParam[]): Promise<T[]>;
+  one<T extends Row = Row>(sql: string, params?: SqlParam[]): Promise<T | undefined>;
+  run(sql: string, params?: SqlParam[]): Promise<void>;
+}
+
+/** Called inside each write transaction just before COMMIT; throwing aborts it (leader fencing). */
+export type CommitGuard = () => Promise<void>;
+
+class ConnectionExecutor implements SqlExecutor {
+  constructor(private readonly connection: DuckDBConnection) {}
+  async all<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T[]> {
+    const reader = await this.connection.runAndReadAll(sql, params as DuckDBValue[]);
+    return reader.getRowObjectsJson() as T[];
+  }
+  async one<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+  async run(sql: string, params: SqlParam[] = []): Promise<void> {
+    await this.connection.run(sql, params as DuckDBValue[]);
+  }
+}
+
+/**
+ * The master's relational store: one DuckDB file owned by the elected leader. Write transactions
+ * are serialized in-process (DuckDB is single-writer per file and its optimistic concurrency would
+ * otherwise abort concurrent writers); reads run on their own connections. Values come back as
+ * JSON-safe values (BIGINT as strings): tables use INTEGER where a JS number is wanted.
+ */
+export class RelationalStore {
+  private writeQueue: Promise<unknown> = Promise.resolve();
+  private readonly idle: DuckDBConnection[] = [];
+  private closed = false;
+
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    readonly file: string,
+    private readonly commitGuard: CommitGuard | undefined,
+  ) {}
+
+  /** Opens (creating if needed) `<dir>/strata.duckdb` and applies pending migrations. */
+  static async open(dir: string, options: { migrations: Migration[]; commitGuard?: CommitGuard }): Promise<RelationalStore> {
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'strata.duckdb');
+    const instance = await DuckDBInstance.create(file);
+    const store = new RelationalStore(instance, file, options.commitGuard);
+    await runMigrations(store, options.migrations);
+    return store;
+  }
+
+  private async acquire(): Promise<DuckDBConnection> {
+    if (this.closed) throw new StrataError('unavailable', 'The relational store is closed.', { retryAfterSeconds: 1 });
+    return this.idle.pop() ?? (await this.instance.connect());
+  }
+
+  private release(connection: DuckDBConnection): void {
+    if (this.closed || this.idle.length >= 8) connection.closeSync();
+    else this.idle.push(connection);
+  }
+
+  /** Runs reads on a pooled connection (autocommit). */
+  async read<T>(fn: (sql: SqlExecutor) => Promise<T>): Promise<T> {
+    const connection = await this.acquire();
+    try {
+      return await fn(new ConnectionExecutor(connection));
+    } finally {
+      this.release(connection);
+    }
+  }
+
+  all<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T[]> {
+    return this.read((x) => x.all<T>(sql, params));
+  }
+
+  one<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T | undefined> {
+    return this.read((x) => x.one<T>(sql, params));
+  }
+
+  /**
+   * Runs `fn` in one write transaction: everything it writes commits together or not at all.
+   * Transactions run one at a time, in call order.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const run = async () => {
+      const connection = await this.acquire();
+      const tx = new ConnectionExecutor(connection);
+      await tx.run('BEGIN TRANSACTION');
+      try {
+        const result = await fn(tx);
+        if (this.commitGuard) await this.commitGuard();
+        await tx.run('COMMIT');
+        return result;
+      } catch (err) {
+        await tx.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        this.release(connection);
+      }
+    };
+    const result = this.writeQueue.then(run, run);
+    this.writeQueue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Waits for queued writes, then closes every connection and the database file. */
+  async close(): Promise<void> {
+    await this.writeQueue;
+    this.closed = true;
+    for (const c of this.idle.splice(0)) c.closeSync();
+    this.instance.closeSync();
+  }
+}
