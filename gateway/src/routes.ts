@@ -1,5 +1,8 @@
 import { authRoutes } from './auth/auth-routes.js';
 import { openApiDocument } from './http/openapi.js';
+import { alertRoutes } from './incidents/alert-routes.js';
+import { groupRoutes } from './incidents/group-routes.js';
+import { incidentRoutes } from './incidents/incident-routes.js';
 import type { RouteDef } from './http/route.js';
 
 /**
@@ -7,7 +10,7 @@ import type { RouteDef } from './http/route.js';
  * walks this table against every role, so a route without a rule cannot slip in.
  */
 export function allRoutes(): RouteDef[] {
-  const routes: RouteDef[] = [...authRoutes];
+  const routes: RouteDef[] = [...authRoutes, ...incidentRoutes, ...alertRoutes, ...groupRoutes];
   routes.push({
     method: 'GET',
     path: '/openapi.json',
