@@ -1,9 +1,9 @@
 import { authRoutes } from './auth/auth-routes.js';
 import { openApiDocument } from './http/openapi.js';
+import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
 import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
-import type { RouteDef } from './http/route.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test

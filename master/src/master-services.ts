@@ -35,11 +35,19 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
     },
     {
       definition: GroupServiceService,
-      implementation: implementService(GroupServiceService, groupHandlers(() => new GroupService(leader().store)), log),
+      implementation: implementService(
+        GroupServiceService,
+        groupHandlers(() => new GroupService(leader().store)),
+        log,
+      ),
     },
     {
       definition: AlertServiceService,
-      implementation: implementService(AlertServiceService, alertHandlers(() => new AlertService(leader().store, incidents())), log),
+      implementation: implementService(
+        AlertServiceService,
+        alertHandlers(() => new AlertService(leader().store, incidents())),
+        log,
+      ),
     },
   ];
   return services;

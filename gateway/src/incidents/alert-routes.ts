@@ -2,8 +2,8 @@ import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { z } from 'zod';
 import { validateBody } from '../http/request-body.js';
 import type { RouteDef } from '../http/route.js';
-import { incidentJson, linkJson, runtimeStateJson } from './incident-json.js';
 import { incidentBodySchema, incidentInput } from './incident-input.js';
+import { incidentJson, linkJson, runtimeStateJson } from './incident-json.js';
 
 const fromAlertSchema = incidentBodySchema.extend({ incidentId: z.string().nullish() });
 const runtimeStateSchema = z.object({ state: z.string().nullish() });
@@ -40,7 +40,9 @@ export const alertRoutes: RouteDef[] = [
     operation: 'incidents.read',
     summary: 'Runtime state of every alert of the account.',
     async handler(rc) {
-      const { states } = await rc.deps.master.service(AlertServiceService).listAlertRuntimeStates({ accountId: rc.params.accountId! });
+      const { states } = await rc.deps.master
+        .service(AlertServiceService)
+        .listAlertRuntimeStates({ accountId: rc.params.accountId! });
       return { body: states.map(runtimeStateJson) };
     },
   },
@@ -67,7 +69,9 @@ export const alertRoutes: RouteDef[] = [
     operation: 'incidents.read',
     summary: 'Alert-to-incident links of the account.',
     async handler(rc) {
-      const { links } = await rc.deps.master.service(AlertServiceService).listAlertIncidentLinks({ accountId: rc.params.accountId! });
+      const { links } = await rc.deps.master
+        .service(AlertServiceService)
+        .listAlertIncidentLinks({ accountId: rc.params.accountId! });
       return { body: links.map(linkJson) };
     },
   },

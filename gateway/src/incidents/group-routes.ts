@@ -64,7 +64,9 @@ export const groupRoutes: RouteDef[] = [
     operation: 'groups.write',
     summary: 'Delete the group and its memberships: 204; 400 while it owns incidents; 404 when it does not exist.',
     async handler(rc) {
-      await rc.deps.master.service(GroupServiceService).deleteGroup({ accountId: rc.params.accountId!, groupId: rc.params.groupId! });
+      await rc.deps.master
+        .service(GroupServiceService)
+        .deleteGroup({ accountId: rc.params.accountId!, groupId: rc.params.groupId! });
       return { status: 204 };
     },
   },

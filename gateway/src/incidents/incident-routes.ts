@@ -1,8 +1,8 @@
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { z } from 'zod';
 import type { RouteDef } from '../http/route.js';
-import { commentJson, historyJson, incidentEtag, incidentJson } from './incident-json.js';
 import { incidentBodySchema, incidentInput, writePrecondition } from './incident-input.js';
+import { commentJson, historyJson, incidentEtag, incidentJson } from './incident-json.js';
 import { pagingHeaders, queryInt, queryList } from './list-query.js';
 
 /** Largest page of GET /accounts/{accountId}/incidents (also the default page size). */

@@ -47,7 +47,12 @@ export const linkRows = {
     return rows.map(toLink);
   },
 
-  async get(x: SqlExecutor, accountId: string, alertRecordId: string, incidentId: string): Promise<AlertIncidentLink | undefined> {
+  async get(
+    x: SqlExecutor,
+    accountId: string,
+    alertRecordId: string,
+    incidentId: string,
+  ): Promise<AlertIncidentLink | undefined> {
     const row = await x.one<LinkRow>(
       'SELECT * FROM alert_incident_links WHERE account_id = $1 AND alert_record_id = $2 AND incident_id = $3',
       [accountId, alertRecordId, incidentId],

@@ -5,7 +5,7 @@ import { historyMetadata } from '../incidents/history-metadata.js';
 import { type Actor, journal } from '../incidents/incident-journal.js';
 import { blankToUndefined, jsonSnapshot, requireGuid } from '../incidents/incident-model.js';
 import { incidentRows } from '../incidents/incident-repository.js';
-import { incidentMissing, type IncidentService } from '../incidents/incident-service.js';
+import { type IncidentService, incidentMissing } from '../incidents/incident-service.js';
 import type { RelationalStore, SqlExecutor } from '../store/relational-store.js';
 import { alertIncidentId } from './alert-incident-id.js';
 import { linkRows, runtimeStateRows } from './alert-repository.js';
@@ -84,7 +84,14 @@ export class AlertService {
     });
   }
 
-  private async setRuntimeState(tx: SqlExecutor, accountId: string, alertRecordId: string, state: string, userId: string, now: string) {
+  private async setRuntimeState(
+    tx: SqlExecutor,
+    accountId: string,
+    alertRecordId: string,
+    state: string,
+    userId: string,
+    now: string,
+  ) {
     const record: AlertRuntimeState = { accountId, alertRecordId, state, updatedByUserId: userId, updatedAt: now };
     await runtimeStateRows.upsert(tx, record);
     return record;

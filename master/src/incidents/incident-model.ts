@@ -66,7 +66,10 @@ export const parseSeverity = (raw: string) => parseEnum(INCIDENT_SEVERITIES, raw
  * metadata uses, as `INCIDENT_OWNER_TYPE_USER`/`INCIDENT_OWNER_TYPE_GROUP`.
  */
 export function parseOwnerType(raw: string): OwnerType {
-  const upper = raw.trim().toUpperCase().replace(/^INCIDENT_OWNER_TYPE_/, '');
+  const upper = raw
+    .trim()
+    .toUpperCase()
+    .replace(/^INCIDENT_OWNER_TYPE_/, '');
   return parseEnum(OWNER_TYPES, upper, 'Incident owner type');
 }
 
@@ -97,4 +100,10 @@ export function jsonSnapshot<T extends object>(record: T, optionalKeys: readonly
   return out;
 }
 
-export const INCIDENT_OPTIONAL_FIELDS = ['description', 'assigneeUserId', 'resolvedAt', 'resolutionNote', 'reopenReason'] as const;
+export const INCIDENT_OPTIONAL_FIELDS = [
+  'description',
+  'assigneeUserId',
+  'resolvedAt',
+  'resolutionNote',
+  'reopenReason',
+] as const;

@@ -162,10 +162,14 @@ const toComment = (r: CommentRow): IncidentComment => ({
 
 export const commentRows = {
   async insert(x: SqlExecutor, c: IncidentComment): Promise<void> {
-    await x.run(
-      "INSERT INTO incident_comments VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6)",
-      [c.accountId, c.incidentId, c.commentId, c.authorUserId, c.body, c.createdAt],
-    );
+    await x.run("INSERT INTO incident_comments VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6)", [
+      c.accountId,
+      c.incidentId,
+      c.commentId,
+      c.authorUserId,
+      c.body,
+      c.createdAt,
+    ]);
   },
   async list(x: SqlExecutor, accountId: string, incidentId: string): Promise<IncidentComment[]> {
     const rows = await x.all<CommentRow>(
@@ -205,21 +209,18 @@ const toEvent = (r: HistoryRow): IncidentHistoryEvent => ({
 
 export const historyRows = {
   async insert(x: SqlExecutor, e: IncidentHistoryEvent): Promise<void> {
-    await x.run(
-      "INSERT INTO incident_history VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6, $7, $8, $9, $10)",
-      [
-        e.accountId,
-        e.incidentId,
-        e.eventId,
-        e.eventType,
-        e.actorType,
-        e.actorId,
-        e.timestamp,
-        e.beforeJson ?? null,
-        e.afterJson ?? null,
-        e.metadataJson,
-      ],
-    );
+    await x.run("INSERT INTO incident_history VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6, $7, $8, $9, $10)", [
+      e.accountId,
+      e.incidentId,
+      e.eventId,
+      e.eventType,
+      e.actorType,
+      e.actorId,
+      e.timestamp,
+      e.beforeJson ?? null,
+      e.afterJson ?? null,
+      e.metadataJson,
+    ]);
   },
   async list(x: SqlExecutor, accountId: string, incidentId: string): Promise<IncidentHistoryEvent[]> {
     const rows = await x.all<HistoryRow>(

@@ -10,6 +10,7 @@ import type {
 import { DirectoryRepository } from '../directory/directory-repository.js';
 import type { RelationalStore, SqlExecutor } from '../store/relational-store.js';
 import { changeItems, historyMetadata } from './history-metadata.js';
+import { type Actor, journal } from './incident-journal.js';
 import {
   blankToUndefined,
   checkLength,
@@ -25,8 +26,7 @@ import {
   parseState,
   requireGuid,
 } from './incident-model.js';
-import { type IncidentFilter, commentRows, historyRows, incidentRows } from './incident-repository.js';
-import { type Actor, journal } from './incident-journal.js';
+import { commentRows, historyRows, type IncidentFilter, incidentRows } from './incident-repository.js';
 import { checkTransition } from './state-machine.js';
 
 export const OWNER_REQUIRED = 'Incident owner is required.';
@@ -81,12 +81,10 @@ export class IncidentService {
     this.directory = new DirectoryRepository(store);
   }
 
-  putIncident(req: Omit<SaveRequest, 'now'>): Promise<SaveResult> {
+  async putIncident(req: Omit<SaveRequest, 'now'>): Promise<SaveResult> {
     const accountId = requireGuid(req.accountId, 'accountId');
     const incidentId = requireGuid(req.incidentId, 'incidentId');
-    return this.store.transaction((tx) =>
-      this.save(tx, { ...req, accountId, incidentId, now: new Date().toISOString() }),
-    );
+    return this.store.transaction((tx) => this.save(tx, { ...req, accountId, incidentId, now: new Date().toISOString() }));
   }
 
   /**
@@ -127,7 +125,8 @@ export class IncidentService {
     const ownerChanged = !current || current.ownerType !== ownerType || current.ownerId !== ownerId;
     if (ownerChanged) await this.checkOwner(tx, accountId, ownerType, ownerId);
     if (assigneeUserId && assigneeUserId !== current?.assigneeUserId) {
-      if (!(await this.directory.isAccountMember(accountId, assigneeUserId, tx))) throw invalid(assigneeNotMember(assigneeUserId));
+      if (!(await this.directory.isAccountMember(accountId, assigneeUserId, tx)))
+        throw invalid(assigneeNotMember(assigneeUserId));
     }
 
     const next: Incident = {
@@ -190,7 +189,10 @@ export class IncidentService {
 
   private async checkOwner(tx: SqlExecutor, accountId: string, ownerType: string, ownerId: string): Promise<void> {
     if (ownerType === 'GROUP') {
-      const group = await tx.one('SELECT 1 AS x FROM incident_groups WHERE account_id = $1 AND group_id = $2', [accountId, ownerId]);
+      const group = await tx.one('SELECT 1 AS x FROM incident_groups WHERE account_id = $1 AND group_id = $2', [
+        accountId,
+        ownerId,
+      ]);
       if (!group) throw invalid(groupMissing(ownerId));
     } else if (!(await this.directory.isAccountMember(accountId, ownerId, tx))) {
       throw invalid(ownerNotMember(ownerId));
@@ -275,4 +277,3 @@ export class IncidentService {
     return this.store.read((x) => historyRows.list(x, a, i));
   }
 }
-

@@ -72,20 +72,17 @@ export async function enqueueNotification(tx: SqlExecutor, payload: Notification
   const json = JSON.stringify(payload);
   for (const r of recipients) {
     const mailId = randomUUID();
-    await tx.run(
-      `INSERT INTO notification_outbox VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 0, $9, NULL, NULL)`,
-      [
-        mailId,
-        payload.incident.accountId,
-        payload.incident.incidentId,
-        payload.eventType,
-        r.userId,
-        r.address,
-        `<${mailId}@strata.mail>`,
-        json,
-        now,
-      ],
-    );
+    await tx.run(`INSERT INTO notification_outbox VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', 0, $9, NULL, NULL)`, [
+      mailId,
+      payload.incident.accountId,
+      payload.incident.incidentId,
+      payload.eventType,
+      r.userId,
+      r.address,
+      `<${mailId}@strata.mail>`,
+      json,
+      now,
+    ]);
   }
   return recipients;
 }
