@@ -13,3 +13,6 @@ export function metricsRegistry(): Registry {
   }
   return registry;
 }
+
+/** Metric types for every workspace, so that roles need no prom-client dependency of their own. */
+export { Counter, Gauge, Histogram } from 'prom-client';

@@ -4,13 +4,14 @@ import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
 import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
+import { settingsRoutes } from './settings/settings-routes.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
  * walks this table against every role, so a route without a rule cannot slip in.
  */
 export function allRoutes(): RouteDef[] {
-  const routes: RouteDef[] = [...authRoutes, ...incidentRoutes, ...alertRoutes, ...groupRoutes];
+  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes, ...incidentRoutes, ...alertRoutes, ...groupRoutes];
   routes.push({
     method: 'GET',
     path: '/openapi.json',

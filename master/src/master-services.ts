@@ -6,6 +6,7 @@ import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
+import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { DirectoryRepository } from './directory/directory-repository.js';
 import { directoryHandlers } from './directory/directory-service.js';
 import { groupHandlers } from './groups/group-grpc.js';
@@ -13,6 +14,8 @@ import { GroupService } from './groups/group-service.js';
 import { incidentHandlers } from './incidents/incident-grpc.js';
 import { IncidentService } from './incidents/incident-service.js';
 import type { LeaderState } from './leader-state.js';
+import { SettingsRepository } from './settings/settings-repository.js';
+import { settingsHandlers } from './settings/settings-service.js';
 
 /**
  * Every gRPC service the master serves. Each area adds its service here; handlers reach the
@@ -46,6 +49,14 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       implementation: implementService(
         AlertServiceService,
         alertHandlers(() => new AlertService(leader().store, incidents())),
+        log,
+      ),
+    },
+    {
+      definition: SettingsServiceService,
+      implementation: implementService(
+        SettingsServiceService,
+        settingsHandlers(() => new SettingsRepository(leader().store)),
         log,
       ),
     },

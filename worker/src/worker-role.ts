@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { componentLogger, implementService, type RoleStarter, startGrpcServer, stopGrpcServer } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
+import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 
 /**
  * The backend role (skeleton): serves WorkerService on `backend.endpoint` and registers with the
@@ -44,12 +45,20 @@ export const startWorker: RoleStarter = async (ctx) => {
     await lease.update({ freeBytes: free, writable: free >= minimumFreeSpaceBytes }).catch(() => undefined);
   }, 5_000);
   timer.unref();
+  // Live Service.Search.Executor.* limits; the query executor reads executorSettings.current().
+  const executorSettings = new ExecutorSettingsPoller(
+    ctx.coordinator,
+    ctx.channels,
+    componentLogger(ctx.log, 'executor-settings'),
+  );
+  executorSettings.start();
   log.info({ endpoint }, 'worker started');
   return {
     name: 'backend',
     readiness: () => ({ ready: true, detail: free >= minimumFreeSpaceBytes ? 'writable' : 'not writable: low free space' }),
     stop: async () => {
       clearInterval(timer);
+      await executorSettings.stop();
       await lease.revoke().catch(() => undefined);
       await stopGrpcServer(server);
     },

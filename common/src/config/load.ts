@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { configSchema, type StrataConfig } from './schema.js';
+import { configSchema, crossFieldProblems, type StrataConfig } from './schema.js';
 
 /** Thrown when the configuration is unusable; `problems` lists every one, each with its key path. */
 export class ConfigError extends Error {
@@ -112,6 +112,9 @@ function formatIssuePath(p: PropertyKey[]): string {
 export function validateConfig(raw: unknown, problems: string[] = []): ResolvedConfig {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
+    // Zod skips refinements when fields fail; run the cross-field rules on the raw input instead.
+    const refinementsRan = result.error.issues.some((i) => i.code === 'custom');
+    if (!refinementsRan) for (const p of crossFieldProblems(raw)) problems.push(`${formatIssuePath(p.path)}: ${p.message}`);
     for (const issue of result.error.issues) {
       if (issue.code === 'unrecognized_keys') {
         for (const key of issue.keys) problems.push(`${formatIssuePath([...issue.path, key])}: unknown key`);

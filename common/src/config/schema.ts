@@ -138,28 +138,43 @@ export const configSchema = z
       .prefault({}),
   })
   .superRefine((cfg, ctx) => {
-    if (cfg.gateway.enable && !cfg.auth.jwt.signingKey) {
-      ctx.addIssue({ code: 'custom', path: ['auth', 'jwt', 'signingKey'], message: 'is required when gateway.enable is true' });
-    }
-    if (!cfg.database.enable && !cfg.backend.enable && !cfg.gateway.enable) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [],
-        message: 'no role enabled: set database.enable, backend.enable or gateway.enable',
-      });
-    }
-    const names = new Set(cfg.setupService.accounts.map((a) => a.accountName));
-    for (const [i, u] of cfg.setupService.users.entries()) {
-      for (const [j, a] of u.defaultAccounts.entries()) {
-        if (!names.has(a.accountName))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['setupService', 'users', i, 'defaultAccounts', j, 'accountName'],
-            message: `names no account in setupService.accounts: ${a.accountName}`,
-          });
-      }
-    }
+    for (const { path, message } of crossFieldProblems(cfg)) ctx.addIssue({ code: 'custom', path, message });
   });
+
+/**
+ * Rules that relate several keys. Written over loosely typed input so that they also run when
+ * other keys failed validation: every problem is reported in one go.
+ */
+export function crossFieldProblems(input: unknown): { path: (string | number)[]; message: string }[] {
+  const cfg = (input ?? {}) as {
+    gateway?: { enable?: unknown };
+    database?: { enable?: unknown };
+    backend?: { enable?: unknown };
+    auth?: { jwt?: { signingKey?: unknown } };
+    setupService?: { accounts?: { accountName?: unknown }[]; users?: { defaultAccounts?: { accountName?: unknown }[] }[] };
+  };
+  const problems: { path: (string | number)[]; message: string }[] = [];
+  if (cfg.gateway?.enable === true && !cfg.auth?.jwt?.signingKey) {
+    problems.push({ path: ['auth', 'jwt', 'signingKey'], message: 'is required when gateway.enable is true' });
+  }
+  if (cfg.database?.enable !== true && cfg.backend?.enable !== true && cfg.gateway?.enable !== true) {
+    problems.push({ path: [], message: 'no role enabled: set database.enable, backend.enable or gateway.enable' });
+  }
+  const accounts = Array.isArray(cfg.setupService?.accounts) ? cfg.setupService.accounts : [];
+  const names = new Set(accounts.map((a) => a?.accountName));
+  const users = Array.isArray(cfg.setupService?.users) ? cfg.setupService.users : [];
+  for (const [i, u] of users.entries()) {
+    const defaults = Array.isArray(u?.defaultAccounts) ? u.defaultAccounts : [];
+    for (const [j, a] of defaults.entries()) {
+      if (typeof a?.accountName === 'string' && !names.has(a.accountName))
+        problems.push({
+          path: ['setupService', 'users', i, 'defaultAccounts', j, 'accountName'],
+          message: `names no account in setupService.accounts: ${a.accountName}`,
+        });
+    }
+  }
+  return problems;
+}
 
 export type StrataConfig = z.output<typeof configSchema>;
 export type StrataConfigInput = z.input<typeof configSchema>;

@@ -2,6 +2,7 @@ import type { ResolvedConfig } from '../config/load.js';
 import { componentLogger, type Logger } from '../logging.js';
 import type { Coordinator } from './coordinator.js';
 import { EmbeddedCoordinator } from './embedded.js';
+import { EtcdCoordinator } from './etcd.js';
 
 /**
  * The coordinator the configuration asks for: embedded (one process, nothing to install) when
@@ -13,5 +14,7 @@ export async function createCoordinator(config: ResolvedConfig, log: Logger): Pr
     coordLog.info('using the embedded coordinator (etcd.endpoints is empty)');
     return new EmbeddedCoordinator(coordLog);
   }
-  throw new Error('the etcd coordinator is not available yet');
+  const { endpoints, prefix, leaseTtlSeconds } = config.etcd;
+  coordLog.info({ endpoints, prefix, leaseTtlSeconds }, 'using etcd');
+  return new EtcdCoordinator({ endpoints, prefix, leaseTtlSeconds }, coordLog);
 }

@@ -71,13 +71,19 @@ export function buildApp(routes: RouteDef[], deps: GatewayDeps, roles: () => Rol
       const principal = route.operation === 'public' ? undefined : await authenticate(ctx, deps);
       if (!isAllowed(principal, route.operation, params.accountId)) throw new StrataError('forbidden', 'No permission.');
       const limit = deps.config.gateway.maxBodyBytes;
+      // The request stream can be read once; both accessors share the parsed body.
+      let parsed: Promise<unknown> | undefined;
+      const json = () => {
+        parsed ??= readJsonBody(ctx, limit);
+        return parsed;
+      };
       const rc: RouteContext = {
         koa: ctx,
         params,
         principal,
         deps,
-        body: async (schema) => validateBody(await readJsonBody(ctx, limit), schema),
-        json: () => readJsonBody(ctx, limit),
+        body: async (schema) => validateBody(await json(), schema),
+        json,
       };
       const result = await route.handler(rc);
       if (result) {

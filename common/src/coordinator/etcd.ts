@@ -1,0 +1,160 @@
+import { Etcd3, type IKeyValue, type Namespace } from 'etcd3';
+import type { Logger } from '../logging.js';
+import type {
+  Candidacy,
+  Coordinator,
+  LeaderInfo,
+  LeadershipHandlers,
+  Unsubscribe,
+  WorkerLease,
+  WorkerRegistration,
+} from './coordinator.js';
+import { EtcdCandidacy } from './etcd-candidacy.js';
+import { PrefixWatch } from './etcd-prefix-watch.js';
+import { EtcdWorkerLease } from './etcd-worker-lease.js';
+
+export interface EtcdCoordinatorOptions {
+  /** etcd client URLs (`etcd.endpoints`). */
+  endpoints: string[];
+  /** Key prefix of everything Strata writes (`etcd.prefix`, e.g. `/strata`). */
+  prefix: string;
+  /** TTL of election and worker leases (`etcd.leaseTtlSeconds`). */
+  leaseTtlSeconds: number;
+  /** Deadline of each unary etcd request; streams (watches, keep-alives) have none. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The coordinator of a cluster, on real etcd. Keys (all under `prefix`):
+ *  - `election/<name>/<lease id>`: one key per candidate, attached to its lease; the key with the
+ *    lowest create revision leads and that revision is the fencing term;
+ *  - `workers/<endpoint>`: a worker's registration (JSON), attached to the worker's lease.
+ */
+export class EtcdCoordinator implements Coordinator {
+  private readonly client: Etcd3;
+  private readonly root: Namespace;
+  private readonly prefix: string;
+  private readonly candidacies = new Set<EtcdCandidacy>();
+  private readonly workerLeases = new Set<EtcdWorkerLease>();
+  private readonly watches = new Set<PrefixWatch<unknown>>();
+  private closed = false;
+
+  constructor(
+    private readonly options: EtcdCoordinatorOptions,
+    private readonly log: Logger,
+  ) {
+    const timeoutMs = options.requestTimeoutMs ?? 5_000;
+    this.client = new Etcd3({
+      hosts: options.endpoints,
+      dialTimeout: timeoutMs,
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: new Date(Date.now() + timeoutMs) }),
+    });
+    this.prefix = `${options.prefix.replace(/\/+$/, '')}/`;
+    this.root = this.client.namespace(this.prefix);
+  }
+
+  async campaign(election: string, value: string, handlers: LeadershipHandlers): Promise<Candidacy> {
+    this.assertOpen();
+    const candidacy = new EtcdCandidacy({
+      client: this.client,
+      election: this.root.election(election, this.options.leaseTtlSeconds),
+      electionName: election,
+      value,
+      ttlSeconds: this.options.leaseTtlSeconds,
+      handlers,
+      log: this.log.child({ election }),
+      onResigned: (c) => this.candidacies.delete(c),
+    });
+    this.candidacies.add(candidacy);
+    return candidacy;
+  }
+
+  async getLeader(election: string): Promise<LeaderInfo | undefined> {
+    const { kvs } = await this.client.getAll().prefix(this.electionPrefix(election)).sort('Create', 'Ascend').limit(1).exec();
+    return kvs[0] ? leaderOf(kvs[0]) : undefined;
+  }
+
+  observeLeader(election: string, callback: (leader: LeaderInfo | undefined) => void): Unsubscribe {
+    return this.watch<LeaderInfo | undefined>({
+      prefix: this.electionPrefix(election),
+      load: () => this.getLeader(election),
+      equal: (a, b) => a?.term === b?.term && a?.value === b?.value,
+      emit: callback,
+    });
+  }
+
+  async registerWorker(registration: Omit<WorkerRegistration, 'updatedAt'>): Promise<WorkerLease> {
+    this.assertOpen();
+    const lease = await EtcdWorkerLease.register(
+      this.root,
+      `workers/${registration.endpoint}`,
+      registration,
+      this.options.leaseTtlSeconds,
+      this.log,
+      (l) => this.workerLeases.delete(l),
+    );
+    this.workerLeases.add(lease);
+    return lease;
+  }
+
+  async listWorkers(): Promise<WorkerRegistration[]> {
+    const values = await this.client.getAll().prefix(`${this.prefix}workers/`).strings();
+    const workers: WorkerRegistration[] = [];
+    for (const [key, value] of Object.entries(values)) {
+      try {
+        workers.push(JSON.parse(value) as WorkerRegistration);
+      } catch {
+        this.log.warn({ key }, 'ignoring a worker registration that is not JSON');
+      }
+    }
+    return workers.sort((a, b) => a.endpoint.localeCompare(b.endpoint));
+  }
+
+  watchWorkers(callback: (workers: WorkerRegistration[]) => void): Unsubscribe {
+    return this.watch<WorkerRegistration[]>({
+      prefix: `${this.prefix}workers/`,
+      load: () => this.listWorkers(),
+      equal: (a, b) => JSON.stringify(a) === JSON.stringify(b),
+      emit: callback,
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([
+      ...[...this.candidacies].map((c) => c.resign()),
+      ...[...this.workerLeases].map((l) => l.revoke()),
+      ...[...this.watches].map((w) => w.stop()),
+    ]);
+    this.watches.clear();
+    this.client.close();
+  }
+
+  private electionPrefix(election: string): string {
+    return `${this.prefix}election/${election}/`;
+  }
+
+  private watch<T>(spec: {
+    prefix: string;
+    load: () => Promise<T>;
+    equal: (a: T, b: T) => boolean;
+    emit: (state: T) => void;
+  }): Unsubscribe {
+    if (this.closed) return () => {};
+    const watch = new PrefixWatch<T>({ client: this.client, log: this.log, ...spec });
+    this.watches.add(watch as PrefixWatch<unknown>);
+    return () => {
+      this.watches.delete(watch as PrefixWatch<unknown>);
+      void watch.stop();
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('coordinator is closed');
+  }
+}
+
+function leaderOf(kv: IKeyValue): LeaderInfo {
+  return { value: kv.value.toString(), term: Number(kv.create_revision) };
+}

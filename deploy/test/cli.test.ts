@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const STRATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/strata.js');
+
+/** Runs the strata CLI as a real process; bounded by `timeoutMs`. */
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [STRATA, ...args], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('strata CLI', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'strata-cli-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a bad config with exit code 2 and lists every problem', async () => {
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(
+      file,
+      ['gateway:', '  enable: true', '  port: "high"', 'backend:', '  enable: yes-please', 'colour: blue', ''].join('\n'),
+    );
+    const { code, stderr } = await runCli(['start', '--config', file]);
+    assert.equal(code, 2);
+    assert.match(stderr, /gateway\.port: /);
+    assert.match(stderr, /backend\.enable: /);
+    assert.match(stderr, /colour: unknown key/);
+    assert.match(stderr, /auth\.jwt\.signingKey: is required when gateway\.enable is true/);
+  });
+
+  it('check-config accepts a valid file and applies STRATA_* overrides', async () => {
+    const file = path.join(dir, 'good.json');
+    writeFileSync(file, JSON.stringify({ database: { enable: true } }));
+    assert.equal((await runCli(['check-config', '--config', file])).code, 0);
+    const bad = await runCli(['check-config', '--config', file], { STRATA_DATABASE_ENDPOINT: 'nowhere' });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /database\.endpoint: must be host:port/);
+  });
+
+  it('prints usage and exits 2 for an unknown command', async () => {
+    const { code, stderr } = await runCli(['launch']);
+    assert.equal(code, 2);
+    assert.match(stderr, /unknown command: launch/);
+  });
+
+  it('starts from a config file, serves /healthz and /readyz, and stops cleanly on SIGTERM', async () => {
+    const data = path.join(dir, 'node');
+    const file = path.join(dir, 'node.yaml');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        dataRoot: data,
+        database: { enable: true, endpoint: '127.0.0.1:0' },
+        backend: { enable: true, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
+        ops: { enable: true, host: '127.0.0.1', port: 0 },
+        setupService: {
+          enable: true,
+          provision: true,
+          accounts: [{ accountId: '00000000-0000-0000-0000-000000000000', accountName: 'default' }],
+          users: [{ userId: '00000000-0000-0000-0000-00000000cafe', username: 'admin', password: 'pw-123456' }],
+        },
+      }),
+    );
+    const child = spawn(process.execPath, [STRATA, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      let opsPort: number | undefined;
+      for (let i = 0; i < 100 && !opsPort; i++) {
+        const m = /"opsPort":(\d+)/.exec(out);
+        if (m) opsPort = Number(m[1]);
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(opsPort, `no ops port in output:\n${out}`);
+      assert.equal((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status, 200);
+      let ready: { ready: boolean; roles: { role: string }[] } | undefined;
+      for (let i = 0; i < 50; i++) {
+        const res = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+        ready = (await res.json()) as typeof ready;
+        if (res.status === 200) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(
+        ready!.roles.map((r) => r.role),
+        ['database', 'backend'],
+      );
+      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+      assert.match(metrics, /strata_process_/);
+      // Every log line is JSON with role and component.
+      for (const line of out.split('\n').filter((l) => l.startsWith('{'))) {
+        const parsed = JSON.parse(line);
+        assert.ok(parsed.role && parsed.component, line);
+      }
+      // The provisioned password is stored hashed.
+      assert.ok(statSync(path.join(data, 'database', 'strata.duckdb')).size > 0);
+      assert.ok(!readFileSync(path.join(data, 'database', 'strata.duckdb')).includes('pw-123456'));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
+  });
+});
