@@ -1,8 +1,9 @@
+import type { EmailSettings as MailSettings } from '@strata/common';
 import { errorFields, type Logger, metricsRegistry } from '@strata/common';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { Counter } from 'prom-client';
 import type { RelationalStore } from '../store/relational-store.js';
-import type { MailSettings, MailSettingsSource } from './mail-settings.js';
+import type { MailSettingsSource } from './mail-settings.js';
 import { renderNotification } from './notification-content.js';
 import { Outbox, type OutboxMail } from './outbox.js';
 import { classifySendFailure, retryDelayMs } from './smtp-failure.js';
