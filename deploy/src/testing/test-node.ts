@@ -112,6 +112,13 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
       for (let attempt = 0; attempt < 50; attempt++) {
         const res = await request('POST', '/auth/token', { body: { username, password } });
         if (res.ok) return ((await res.json()) as { token: string }).token;
+        // 429: the early 401s (users not provisioned yet) tripped the login throttle; wait it out.
+        if (res.status === 429) {
+          const seconds = Math.min(Number(res.headers.get('retry-after') ?? 1) || 1, 5);
+          await res.arrayBuffer();
+          await new Promise((r) => setTimeout(r, seconds * 1000));
+          continue;
+        }
         if (res.status !== 401 && res.status !== 503) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
         await new Promise((r) => setTimeout(r, 100));
       }

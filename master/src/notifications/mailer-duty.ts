@@ -8,7 +8,7 @@ const KEEP_FINISHED_MS = 7 * 24 * 3600_000;
 const PURGE_EVERY_MS = 3600_000;
 
 /**
- * The leader's e-mail queue: runs a mailer cycle, then waits the system's
+ * The leader's e-mail queue: runs a mailer cycle at once, then after each cycle waits the system's
  * Service.Communication.Email.Send.Interval (read afresh each time), until leadership ends.
  * Stopping waits for a running cycle, so no send overlaps a new leader's.
  */
@@ -50,7 +50,9 @@ export class MailerDuty implements LeaderDuty {
         this.running = cycle().then(schedule);
       }, interval);
     };
-    await schedule();
+    // A new leader sends the backlog (mail queued before a failover) at once, then every interval.
+    // Not awaited: leadership start-up must not wait for a slow mail server.
+    this.running = cycle().then(schedule);
   }
 
   async stop(): Promise<void> {
