@@ -51,7 +51,8 @@ export const groupRoutes: RouteDef[] = [
         groupId: rc.params.groupId!,
         actorUserId: rc.principal!.userId,
         name: orUndefined(body.name),
-        description: orUndefined(body.description),
+        // null clears like ""; absent keeps the stored description.
+        description: body.description === null ? '' : body.description,
         createdByUserId: orUndefined(body.createdByUserId),
         createdAt: orUndefined(body.createdAt),
       });

@@ -32,15 +32,17 @@ export class GroupService {
     this.directory = new DirectoryRepository(store);
   }
 
-  /** Upsert: name required; empty description stored as absent; createdBy/createdAt kept if supplied; updatedAt now. */
+  /**
+   * Upsert: name required; an absent description keeps the stored one, an empty one is stored as
+   * absent; createdBy/createdAt kept if supplied; updatedAt now.
+   */
   async putGroup(req: PutGroupRequest): Promise<{ group: Group; created: boolean }> {
     const accountId = requireGuid(req.accountId, 'accountId');
     const groupId = requireGuid(req.groupId, 'groupId');
     const name = blankToUndefined(req.name)?.trim();
     if (!name) throw invalid(GROUP_NAME_REQUIRED);
     checkLength(name, MAX_NAME, 'Group name');
-    const description = req.description === undefined || req.description === '' ? undefined : req.description;
-    checkLength(description, MAX_DESCRIPTION, 'Group description');
+    checkLength(req.description, MAX_DESCRIPTION, 'Group description');
     const suppliedCreator = blankToUndefined(req.createdByUserId);
     const createdByUserId = suppliedCreator && requireGuid(suppliedCreator.trim(), 'createdByUserId');
     const suppliedCreatedAt = blankToUndefined(req.createdAt);
@@ -48,6 +50,8 @@ export class GroupService {
     return this.store.transaction(async (tx) => {
       const current = await groupRows.get(tx, accountId, groupId);
       const now = new Date().toISOString();
+      // Absent keeps the stored description (none on create); empty is stored as absent.
+      const description = req.description === undefined ? current?.description : req.description || undefined;
       const group: Group = {
         accountId,
         groupId,

@@ -26,7 +26,7 @@ describe('GroupService', () => {
     assert.equal(updated.group.createdByUserId, BOB, 'stored creator kept');
     assert.equal(updated.group.createdAt, created.group.createdAt);
     assert.ok(updated.group.updatedAt > created.group.updatedAt);
-    assert.equal(updated.group.description, undefined, 'a PUT without description stores none');
+    assert.equal(updated.group.description, 'site reliability', 'a PUT without description keeps it');
     assert.deepEqual(await f.groups.getGroup(ACCOUNT, id), updated.group);
   });
 
@@ -40,7 +40,9 @@ describe('GroupService', () => {
   });
 
   it('stores an empty description as absent', async () => {
-    const { group } = await put(newId(), { name: 'Empty', description: '' });
+    const id = newId();
+    await put(id, { name: 'Empty', description: 'to be cleared' });
+    const { group } = await put(id, { name: 'Empty', description: '' });
     assert.equal(group.description, undefined);
     const row = await f.store.one<{ description: string | null }>('SELECT description FROM incident_groups WHERE group_id = $1', [
       group.groupId,
