@@ -53,8 +53,21 @@ export function componentLogger(parent: Logger, component: string): Logger {
   return child;
 }
 
-/** Logs an error's name and message, never its stack into responses; stacks stay in logs only. */
+/**
+ * The fields to log for an error: name, message, the code location it was thrown at and the
+ * messages of its causes. Never the stack trace itself (issue 3: no log line carries one), and
+ * never the error's own enumerable properties, which may hold request data.
+ */
 export function errorFields(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) return { err: { name: err.name, message: err.message, stack: err.stack } };
-  return { err: String(err) };
+  if (!(err instanceof Error)) return { err: { message: String(err) } };
+  const at = err.stack
+    ?.split('\n')
+    .find((line) => line.trimStart().startsWith('at '))
+    ?.trim()
+    .slice(3);
+  const causes: string[] = [];
+  for (let c: unknown = err.cause, i = 0; c !== undefined && i < 5; c = (c as { cause?: unknown })?.cause, i++) {
+    causes.push(c instanceof Error ? `${c.name}: ${c.message}` : String(c));
+  }
+  return { err: { name: err.name, message: err.message, at, ...(causes.length ? { causes } : {}) } };
 }

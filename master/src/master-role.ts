@@ -32,6 +32,7 @@ export const startMaster: RoleStarter = async (ctx) => {
   // Election changes are applied one at a time, in order.
   let transitions: Promise<void> = Promise.resolve();
   let candidacy: Candidacy | undefined;
+  let leaderReadyTerm: number | undefined;
   // onElected may fire before campaign() returns; leadership work waits for the candidacy handle.
   let campaignReturned!: () => void;
   const campaigned = new Promise<void>((resolve) => {
@@ -49,6 +50,7 @@ export const startMaster: RoleStarter = async (ctx) => {
   const stepDown = async (reason: string) => {
     const state = leader;
     leader = undefined;
+    leaderReadyTerm = undefined;
     for (const duty of running.reverse()) {
       await duty.stop().catch((err) => log.error({ duty: duty.name, ...errorFields(err) }, 'leader duty failed to stop'));
     }
@@ -73,6 +75,8 @@ export const startMaster: RoleStarter = async (ctx) => {
         await duty.start(state);
         running.push(duty);
       }
+      // Ready (for /readyz and tests) only once provisioning and the other duties have started.
+      if (leader === state) leaderReadyTerm = term;
       log.info({ term, endpoint: advertised }, 'elected database leader');
     } catch (err) {
       log.error({ term, ...errorFields(err) }, 'could not take up leadership; resigning');
@@ -91,6 +95,7 @@ export const startMaster: RoleStarter = async (ctx) => {
     onDemoted: (reason) => {
       // Stop leader work before anything else can run: drop the state synchronously.
       leader = undefined;
+      leaderReadyTerm = undefined;
       transitions = transitions.then(() => stepDown(reason));
     },
   });
@@ -99,7 +104,11 @@ export const startMaster: RoleStarter = async (ctx) => {
 
   const handle: RoleHandle = {
     name: 'database',
-    readiness: () => (leader ? { ready: true, detail: `leader (term ${leader.term})` } : { ready: true, detail: 'standby' }),
+    readiness: () => {
+      if (leader && leaderReadyTerm === leader.term) return { ready: true, detail: `leader (term ${leader.term})` };
+      if (leader) return { ready: false, detail: `taking up leadership (term ${leader.term})` };
+      return { ready: true, detail: 'standby' };
+    },
     stop: async () => {
       await candidacy?.resign().catch(() => undefined);
       transitions = transitions.then(() => stepDown('shutting down'));

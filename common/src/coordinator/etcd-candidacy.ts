@@ -98,6 +98,7 @@ export class EtcdCandidacy implements Candidacy {
     this.campaign = campaign;
     // etcd3 keeps the Campaign's lease private; its keep-alive acknowledgements feed the watchdog.
     const lease = (campaign as unknown as { lease?: Lease }).lease;
+    if (!lease) log.warn({ election: electionName }, 'etcd3 Campaign has no lease field: keep-alive watchdog disabled');
     let lastAck = Date.now();
     lease?.on('keepaliveSucceeded', () => {
       lastAck = Date.now();

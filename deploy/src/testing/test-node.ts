@@ -90,6 +90,13 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
     rmSync(dataRoot, { recursive: true, force: true });
     throw err;
   }
+  // Wait (bounded) until the database role leads with provisioning done and every role is ready.
+  for (let i = 0; i < 200; i++) {
+    const states = running.roles.map((r) => ({ name: r.name, ...r.readiness() }));
+    const leading = !roles.database || states.some((s) => s.name === 'database' && s.detail.startsWith('leader'));
+    if (leading && states.every((s) => s.ready)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const gateway = running.roles.find((r) => r.name === 'gateway') as { port?: number } | undefined;
   const baseUrl = `http://127.0.0.1:${gateway?.port ?? 0}`;
   const request: TestNode['request'] = (method, p, o = {}) =>
@@ -108,21 +115,15 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
     process: running,
     request,
     async signIn(username, password) {
-      // The leader provisions users right after election; retry briefly until it is done.
+      // Retried only while no leader is reachable (503); a 401 is final, so that retries never
+      // trip the sign-in throttle.
       for (let attempt = 0; attempt < 50; attempt++) {
         const res = await request('POST', '/auth/token', { body: { username, password } });
         if (res.ok) return ((await res.json()) as { token: string }).token;
-        // 429: the early 401s (users not provisioned yet) tripped the login throttle; wait it out.
-        if (res.status === 429) {
-          const seconds = Math.min(Number(res.headers.get('retry-after') ?? 1) || 1, 5);
-          await res.arrayBuffer();
-          await new Promise((r) => setTimeout(r, seconds * 1000));
-          continue;
-        }
-        if (res.status !== 401 && res.status !== 503) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+        if (res.status !== 503) throw new Error(`sign-in failed for ${username}: ${res.status} ${await res.text()}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`sign-in failed for ${username}`);
+      throw new Error(`sign-in failed for ${username}: no leader`);
     },
     async stop() {
       await running.stop();

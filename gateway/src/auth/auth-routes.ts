@@ -40,7 +40,7 @@ export const longLivedTokenSchema = z.object({
 });
 
 const mustBeSession = (p: Principal | undefined) => {
-  if (!p || p.tokenType !== 'session' || p.scope)
+  if (p?.tokenType !== 'session' || p.scope)
     throw new StrataError('forbidden', 'A long-lived token can only be created with a session token.');
   return p;
 };

@@ -102,6 +102,7 @@ describe('no secrets in logs or responses', function () {
     assert.ok(!everything.includes(signingKey), 'signing key leaked');
     assert.ok(!logs.includes(token), 'token leaked into logs');
     assert.ok(!responses.some((r) => /\n\s+at /.test(r)), 'stack trace in a response');
+    assert.ok(!/"stack"|\\n\s+at /.test(logs), 'stack trace in a log line');
     for (const r of responses.slice(1)) if (r.startsWith('{"message"')) assert.equal(JSON.parse(r).stackTrace, null);
   });
 });
