@@ -1,66 +1,173 @@
-import { mkdirSync } from 'node:fs';
-import { statfs } from 'node:fs/promises';
-import { componentLogger, implementService, type RoleStarter, startGrpcServer, stopGrpcServer } from '@strata/common';
+import { mkdir } from 'node:fs/promises';
+import {
+  componentLogger,
+  errorFields,
+  implementService,
+  type Logger,
+  type RoleContext,
+  type RoleHandle,
+  type RoleStarter,
+  startGrpcServer,
+  stopGrpcServer,
+  type WorkerLease,
+} from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
+import { ingestService } from './ingest/ingest-service.js';
+import { segmentService } from './ingest/segment-service.js';
+import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
+import { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
+import { workerMetrics } from './worker-metrics.js';
+
+/** A gRPC service the worker serves on its endpoint. */
+export interface WorkerServiceEntry {
+  definition: Record<string, unknown>;
+  implementation: ReturnType<typeof implementService>;
+}
+
+/** What a service factory gets: the worker's storage, live executor limits and a logger. */
+export interface WorkerServiceDeps {
+  storage: StorageEngine;
+  /** Live Service.Search.Executor.* limits (`executorSettings.current()`). */
+  executorSettings: ExecutorSettingsPoller;
+  log: Logger;
+  ctx: RoleContext;
+}
 
 /**
- * The backend role (skeleton): serves WorkerService on `backend.endpoint` and registers with the
- * coordinator under a lease, publishing free bytes and the writable flag. Storage, ingest and query
- * fragments are added by their own modules.
+ * Services of the worker endpoint besides WorkerService. The query engine adds its factory here
+ * (one line), so every service shares the one gRPC server and the one storage engine.
  */
-export const startWorker: RoleStarter = async (ctx) => {
+export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
+  ({ storage, log }) => ingestService(storage, log),
+  ({ storage, log }) => segmentService(storage, log),
+];
+
+/** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */
+export interface WorkerTestOptions {
+  tuning?: Partial<StorageTuning>;
+  freeSpaceIntervalMs?: number;
+  statFreeBytes?: StatFreeBytes;
+}
+
+/** A running worker role with access to its storage (for in-process tests and the query engine). */
+export interface WorkerHandle extends RoleHandle {
+  readonly storage: StorageEngine;
+  readonly executorSettings: ExecutorSettingsPoller;
+  /** The endpoint registered with the coordinator (the bound port when the config said 0). */
+  readonly endpoint: string;
+}
+
+/** Replaces a :0 port with the bound one. */
+function endpointWithPort(configured: string, port: number): string {
+  const host = configured.slice(0, configured.lastIndexOf(':'));
+  const configuredPort = Number(configured.slice(configured.lastIndexOf(':') + 1));
+  return `${host}:${configuredPort === 0 ? port : configuredPort}`;
+}
+
+/**
+ * The backend role: opens storage under `backend.dataPath`, serves WorkerService, IngestService
+ * and SegmentService on `backend.endpoint`, registers with the coordinator (endpoint, free bytes,
+ * writable) and keeps the registration current as free space changes.
+ */
+export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions = {}): Promise<WorkerHandle> {
   const log = componentLogger(ctx.log, 'worker');
   const { dataPath, minimumFreeSpaceBytes } = ctx.config.backend;
-  mkdirSync(dataPath, { recursive: true });
+  await mkdir(dataPath, { recursive: true });
   const startedAt = Date.now();
-  const freeBytes = async () => {
-    const s = await statfs(dataPath);
-    return Number(s.bavail) * Number(s.bsize);
-  };
-  let free = await freeBytes();
-  let endpoint = '';
-  const { server, port } = await startGrpcServer(ctx.config.backend.endpoint, [
-    {
-      definition: WorkerServiceService,
-      implementation: implementService(
-        WorkerServiceService,
-        {
-          health: async () => ({
-            endpoint,
-            freeBytes: free,
-            writable: free >= minimumFreeSpaceBytes,
-            uptimeMs: Date.now() - startedAt,
-          }),
-        },
-        log,
-      ),
-    },
-  ]);
-  const configured = ctx.config.backend.advertiseEndpoint ?? ctx.config.backend.endpoint;
-  endpoint = `${configured.slice(0, configured.lastIndexOf(':'))}:${port}`;
-  const lease = await ctx.coordinator.registerWorker({ endpoint, freeBytes: free, writable: free >= minimumFreeSpaceBytes });
-  const timer = setInterval(async () => {
-    free = await freeBytes().catch(() => free);
-    await lease.update({ freeBytes: free, writable: free >= minimumFreeSpaceBytes }).catch(() => undefined);
-  }, 5_000);
-  timer.unref();
+  const metrics = workerMetrics();
+
+  const guard = new FreeSpaceGuard({
+    path: dataPath,
+    minimumFreeBytes: minimumFreeSpaceBytes,
+    intervalMs: test.freeSpaceIntervalMs,
+    statFreeBytes: test.statFreeBytes,
+    log: componentLogger(ctx.log, 'free-space'),
+  });
+  await guard.start();
   // Live Service.Search.Executor.* limits; the query executor reads executorSettings.current().
   const executorSettings = new ExecutorSettingsPoller(
     ctx.coordinator,
     ctx.channels,
     componentLogger(ctx.log, 'executor-settings'),
   );
-  executorSettings.start();
-  log.info({ endpoint }, 'worker started');
-  return {
-    name: 'backend',
-    readiness: () => ({ ready: true, detail: free >= minimumFreeSpaceBytes ? 'writable' : 'not writable: low free space' }),
-    stop: async () => {
-      clearInterval(timer);
-      await executorSettings.stop();
-      await lease.revoke().catch(() => undefined);
-      await stopGrpcServer(server);
-    },
-  };
-};
+  let storage: StorageEngine | undefined;
+  let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
+  let lease: WorkerLease | undefined;
+  try {
+    storage = await StorageEngine.open({ dataPath, log: componentLogger(ctx.log, 'storage'), guard, tuning: test.tuning });
+    const opened = storage;
+    let endpoint = '';
+    const health = {
+      definition: WorkerServiceService,
+      implementation: implementService(
+        WorkerServiceService,
+        {
+          health: async () => ({
+            endpoint,
+            freeBytes: guard.freeBytes,
+            writable: guard.writable,
+            uptimeMs: Date.now() - startedAt,
+          }),
+        },
+        log,
+      ),
+    };
+    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, executorSettings, log, ctx }))];
+    const started = await startGrpcServer(ctx.config.backend.endpoint, services);
+    server = started.server;
+    endpoint = endpointWithPort(ctx.config.backend.advertiseEndpoint ?? ctx.config.backend.endpoint, started.port);
+
+    const publish = (state: { freeBytes: number; writable: boolean }) => {
+      metrics.freeBytes.set(state.freeBytes);
+      metrics.writable.set(state.writable ? 1 : 0);
+    };
+    publish(guard.state);
+    lease = await ctx.coordinator.registerWorker({ endpoint, freeBytes: guard.freeBytes, writable: guard.writable });
+    const registered = lease;
+    let last = guard.state;
+    guard.onChange((state) => {
+      publish(state);
+      // Publish a flip at once; free-byte drift only when it moved by more than 1 %.
+      const drift = Math.abs(state.freeBytes - last.freeBytes) > last.freeBytes * 0.01;
+      if (state.writable === last.writable && !drift) return;
+      last = state;
+      registered.update(state).catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
+    });
+    executorSettings.start();
+    log.info({ endpoint, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
+
+    let stopping = false;
+    return {
+      name: 'backend',
+      storage: opened,
+      executorSettings,
+      endpoint,
+      readiness: () =>
+        stopping
+          ? { ready: false, detail: 'stopping' }
+          : guard.writable
+            ? { ready: true, detail: 'writable' }
+            : { ready: true, detail: `not writable: free space under ${minimumFreeSpaceBytes} bytes` },
+      stop: async () => {
+        if (stopping) return;
+        stopping = true;
+        guard.stop();
+        await executorSettings.stop();
+        await registered.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
+        if (server) await stopGrpcServer(server);
+        await opened.close();
+        log.info({ endpoint }, 'worker stopped');
+      },
+    };
+  } catch (err) {
+    guard.stop();
+    await executorSettings.stop();
+    await lease?.revoke().catch(() => undefined);
+    if (server) await stopGrpcServer(server, 0);
+    await storage?.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export const startWorker: RoleStarter = (ctx) => startWorkerWith(ctx);

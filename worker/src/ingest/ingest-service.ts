@@ -1,0 +1,45 @@
+import { implementService, type Logger, StrataError } from '@strata/common';
+import { type AppendRequest, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
+import type { AppendInput } from '../storage/hot-writer.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import { columnTypeFromProto } from './column-type-codec.js';
+
+/** Converts the wire request into the storage engine's input, refusing unknown column types. */
+export function appendInputOf(req: AppendRequest): AppendInput {
+  return {
+    accountId: req.accountId,
+    inflowTimestampUs: req.inflowTimestampUs,
+    inflowHost: req.inflowHost,
+    sourceAddress: req.sourceAddress,
+    agent: req.agent === '' ? null : req.agent,
+    idempotencyKey: req.idempotencyKey === '' ? undefined : req.idempotencyKey,
+    contentHash: req.contentHash,
+    parts: req.parts.map((p) => ({
+      schema: p.schema,
+      rows: p.rows,
+      rowCount: p.rowCount,
+      columns: p.columns.map((c) => {
+        const type = columnTypeFromProto(c.type);
+        if (!type) throw new StrataError('invalid', `Schema ${p.schema}: field '${c.name}' has no valid type.`);
+        return { name: c.name, type };
+      }),
+    })),
+  };
+}
+
+/** IngestService of a worker: Append answers once the request is durable. */
+export function ingestService(storage: StorageEngine, log: Logger) {
+  return {
+    definition: IngestServiceService,
+    implementation: implementService(
+      IngestServiceService,
+      {
+        append: async (req) => {
+          const result = await storage.append(appendInputOf(req));
+          return { rowsStored: result.rowsStored, duplicate: result.duplicate };
+        },
+      },
+      log,
+    ),
+  };
+}

@@ -1,0 +1,40 @@
+import { implementService, type Logger } from '@strata/common';
+import { type Segment, SegmentServiceService } from '@strata/proto/ingest/v1/segments';
+import type { SegmentInfo } from '../storage/catalog.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+
+export function segmentToProto(s: SegmentInfo): Segment {
+  return {
+    segmentId: s.segmentId,
+    accountId: s.accountId,
+    schema: s.schema,
+    minTimestampMs: s.minTsUs === null ? 0 : Math.floor(s.minTsUs / 1000),
+    maxTimestampMs: s.maxTsUs === null ? 0 : Math.floor(s.maxTsUs / 1000),
+    rowCount: s.rowCount,
+    byteSize: s.byteSize,
+    createdAtMs: s.createdAtMs,
+  };
+}
+
+/** SegmentService of a worker: the catalog for the master's compaction planner, and Compact. */
+export function segmentService(storage: StorageEngine, log: Logger) {
+  return {
+    definition: SegmentServiceService,
+    implementation: implementService(
+      SegmentServiceService,
+      {
+        listSegments: async (req) => ({
+          segments: (await storage.listSegments(req.accountId === '' ? undefined : req.accountId)).map(segmentToProto),
+        }),
+        compact: async (req) => {
+          const merged = await storage.compact(
+            { accountId: req.accountId, schema: req.schema, segmentIds: req.segmentIds },
+            req.term,
+          );
+          return { segment: segmentToProto(merged) };
+        },
+      },
+      log,
+    ),
+  };
+}

@@ -1,0 +1,222 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ColumnSchema, ColumnTypeName } from './column-types.js';
+
+/**
+ * The per-worker catalog lives in the same DuckDB file as the hot buffer, so that a seal (hot rows
+ * deleted, segment listed) and a compaction swap (old segments unlisted, new one listed) are each
+ * one transaction with the data they describe.
+ *
+ * - strata_tables: one row per account and schema, naming its hot table.
+ * - strata_columns: the current columns of each table, in table order, with their types.
+ * - strata_segments: sealed Parquet files with account, schema, time range, rows and bytes, and
+ *   the columns (names and types) the file was written with.
+ * - strata_idempotency: idempotency keys of stored requests, written in the request's own
+ *   transaction, pruned by age and count.
+ */
+export const CATALOG_DDL = [
+  `CREATE TABLE IF NOT EXISTS strata_tables (
+     table_id INTEGER PRIMARY KEY,
+     account_id VARCHAR NOT NULL,
+     schema_name VARCHAR NOT NULL,
+     created_at TIMESTAMP NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS strata_columns (
+     table_id INTEGER NOT NULL,
+     position INTEGER NOT NULL,
+     name VARCHAR NOT NULL,
+     type VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS strata_segments (
+     segment_id VARCHAR PRIMARY KEY,
+     table_id INTEGER NOT NULL,
+     file_name VARCHAR NOT NULL,
+     min_ts TIMESTAMP,
+     max_ts TIMESTAMP,
+     row_count BIGINT NOT NULL,
+     byte_size BIGINT NOT NULL,
+     columns VARCHAR NOT NULL,
+     created_at TIMESTAMP NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS strata_idempotency (
+     account_id VARCHAR NOT NULL,
+     idempotency_key VARCHAR NOT NULL,
+     content_hash VARCHAR NOT NULL,
+     created_at TIMESTAMP NOT NULL,
+     PRIMARY KEY (account_id, idempotency_key))`,
+];
+
+export interface TableInfo {
+  tableId: number;
+  accountId: string;
+  schema: string;
+  /** Name of the DuckDB hot table (generated, never user text). */
+  hotTable: string;
+  /** Current columns in table order: the stamped columns first, then data fields. */
+  columns: ColumnSchema[];
+}
+
+export interface SegmentInfo {
+  segmentId: string;
+  tableId: number;
+  accountId: string;
+  schema: string;
+  /** Path relative to the segments directory. */
+  fileName: string;
+  /** Entry time range in microseconds since the epoch (null only for an empty file). */
+  minTsUs: number | null;
+  maxTsUs: number | null;
+  rowCount: number;
+  byteSize: number;
+  /** Columns the file was written with; scans convert them to the table's current types. */
+  columns: ColumnSchema[];
+  createdAtMs: number;
+}
+
+export function hotTableName(tableId: number): string {
+  return `hot_${tableId}`;
+}
+
+export function tableKey(accountId: string, schema: string): string {
+  return `${accountId}\u0000${schema}`;
+}
+
+/** The committed table definitions, kept in memory; changed only after a commit. */
+export class TableDirectory {
+  private readonly byKey = new Map<string, TableInfo>();
+  private readonly byId = new Map<number, TableInfo>();
+  private maxId = 0;
+
+  static async load(conn: DuckDBConnection): Promise<TableDirectory> {
+    const dir = new TableDirectory();
+    const tables = (
+      await conn.runAndReadAll('SELECT table_id, account_id, schema_name FROM strata_tables ORDER BY table_id')
+    ).getRowObjectsJS() as { table_id: number; account_id: string; schema_name: string }[];
+    const columns = (
+      await conn.runAndReadAll('SELECT table_id, name, type FROM strata_columns ORDER BY table_id, position')
+    ).getRowObjectsJS() as { table_id: number; name: string; type: string }[];
+    const colsById = new Map<number, ColumnSchema[]>();
+    for (const c of columns) {
+      const list = colsById.get(c.table_id) ?? [];
+      colsById.set(c.table_id, list);
+      list.push({ name: c.name, type: c.type as ColumnTypeName });
+    }
+    for (const t of tables) {
+      dir.put({
+        tableId: t.table_id,
+        accountId: t.account_id,
+        schema: t.schema_name,
+        hotTable: hotTableName(t.table_id),
+        columns: colsById.get(t.table_id) ?? [],
+      });
+    }
+    return dir;
+  }
+
+  get(accountId: string, schema: string): TableInfo | undefined {
+    return this.byKey.get(tableKey(accountId, schema));
+  }
+
+  getById(tableId: number): TableInfo | undefined {
+    return this.byId.get(tableId);
+  }
+
+  all(): TableInfo[] {
+    return [...this.byId.values()];
+  }
+
+  ofAccount(accountId: string): TableInfo[] {
+    return this.all().filter((t) => t.accountId === accountId);
+  }
+
+  /** Reserves an id for a table about to be created (ids are never reused, even after a rollback). */
+  reserveId(): number {
+    return ++this.maxId;
+  }
+
+  put(table: TableInfo): void {
+    this.byKey.set(tableKey(table.accountId, table.schema), table);
+    this.byId.set(table.tableId, table);
+    this.maxId = Math.max(this.maxId, table.tableId);
+  }
+}
+
+interface SegmentRow {
+  segment_id: string;
+  table_id: number;
+  account_id: string;
+  schema_name: string;
+  file_name: string;
+  min_us: bigint | null;
+  max_us: bigint | null;
+  row_count: bigint;
+  byte_size: bigint;
+  columns: string;
+  created_ms: bigint;
+}
+
+const SEGMENT_SELECT = `
+  SELECT s.segment_id, s.table_id, t.account_id, t.schema_name, s.file_name,
+         epoch_us(s.min_ts) AS min_us, epoch_us(s.max_ts) AS max_us, s.row_count, s.byte_size,
+         s.columns, epoch_ms(s.created_at) AS created_ms
+  FROM strata_segments s JOIN strata_tables t USING (table_id)`;
+
+function segmentOf(r: SegmentRow): SegmentInfo {
+  return {
+    segmentId: r.segment_id,
+    tableId: r.table_id,
+    accountId: r.account_id,
+    schema: r.schema_name,
+    fileName: r.file_name,
+    minTsUs: r.min_us === null ? null : Number(r.min_us),
+    maxTsUs: r.max_us === null ? null : Number(r.max_us),
+    rowCount: Number(r.row_count),
+    byteSize: Number(r.byte_size),
+    columns: JSON.parse(r.columns) as ColumnSchema[],
+    createdAtMs: Number(r.created_ms),
+  };
+}
+
+/** Segments, optionally of one account. Runs in the caller's transaction when it has one. */
+export async function selectSegments(conn: DuckDBConnection, accountId?: string): Promise<SegmentInfo[]> {
+  const reader = accountId
+    ? await conn.runAndReadAll(`${SEGMENT_SELECT} WHERE t.account_id = $1 ORDER BY s.min_ts, s.segment_id`, [accountId])
+    : await conn.runAndReadAll(`${SEGMENT_SELECT} ORDER BY s.min_ts, s.segment_id`);
+  return (reader.getRowObjectsJS() as unknown as SegmentRow[]).map(segmentOf);
+}
+
+/**
+ * Segments of one table whose time range overlaps [fromUs, toUs) (either bound optional).
+ * Runs in the caller's transaction, which gives scans a snapshot consistent with the hot rows.
+ */
+export async function selectTableSegments(
+  conn: DuckDBConnection,
+  tableId: number,
+  range: { fromUs?: number; toUs?: number },
+): Promise<SegmentInfo[]> {
+  const where = ['s.table_id = $1'];
+  const params: (number | bigint)[] = [tableId];
+  if (range.toUs !== undefined) {
+    params.push(BigInt(range.toUs));
+    where.push(`(s.min_ts IS NULL OR epoch_us(s.min_ts) < $${params.length})`);
+  }
+  if (range.fromUs !== undefined) {
+    params.push(BigInt(range.fromUs));
+    where.push(`(s.max_ts IS NULL OR epoch_us(s.max_ts) >= $${params.length})`);
+  }
+  const reader = await conn.runAndReadAll(`${SEGMENT_SELECT} WHERE ${where.join(' AND ')} ORDER BY s.min_ts`, params);
+  return (reader.getRowObjectsJS() as unknown as SegmentRow[]).map(segmentOf);
+}
+
+export async function insertSegment(conn: DuckDBConnection, s: SegmentInfo): Promise<void> {
+  await conn.run(
+    `INSERT INTO strata_segments VALUES ($1, $2, $3, make_timestamp($4::BIGINT), make_timestamp($5::BIGINT), $6, $7, $8, make_timestamp($9::BIGINT))`,
+    [
+      s.segmentId,
+      s.tableId,
+      s.fileName,
+      s.minTsUs === null ? null : BigInt(s.minTsUs),
+      s.maxTsUs === null ? null : BigInt(s.maxTsUs),
+      BigInt(s.rowCount),
+      BigInt(s.byteSize),
+      JSON.stringify(s.columns),
+      BigInt(s.createdAtMs) * 1000n,
+    ],
+  );
+}

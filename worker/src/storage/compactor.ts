@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { StrataError } from '@strata/common';
+import { insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
+import { type ColumnSchema, convertSql, DUCKDB_TYPE } from './column-types.js';
+import { publishFile } from './durable-file.js';
+import type { KeyedMutex } from './keyed-mutex.js';
+import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
+import { quoteIdent, quoteLiteral, quoteLiteralList } from './sql.js';
+import type { StorageContext } from './storage-context.js';
+
+/**
+ * SQL reading `segments` as rows with exactly `columns` (names and current types): files written
+ * before a column existed give NULL for it, files written before a widening are converted. Files
+ * with the same column list are read by one read_parquet call.
+ */
+export function segmentsSelectSql(
+  segmentsDir: string,
+  segments: readonly SegmentInfo[],
+  columns: readonly ColumnSchema[],
+): string[] {
+  const groups = new Map<string, SegmentInfo[]>();
+  for (const s of segments) {
+    const key = JSON.stringify(s.columns);
+    const list = groups.get(key);
+    if (list) list.push(s);
+    else groups.set(key, [s]);
+  }
+  const selects: string[] = [];
+  for (const group of groups.values()) {
+    const stored = new Map(group[0]!.columns.map((c) => [c.name, c.type]));
+    const list = columns.map((c) => {
+      const from = stored.get(c.name);
+      const target = quoteIdent(c.name);
+      return from === undefined
+        ? `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${target}`
+        : `${convertSql(target, from, c.type)} AS ${target}`;
+    });
+    const files = group.map((s) => path.join(segmentsDir, s.fileName));
+    selects.push(`SELECT ${list.join(', ')} FROM read_parquet(${quoteLiteralList(files)})`);
+  }
+  return selects;
+}
+
+const SEGMENT_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface CompactRequest {
+  accountId: string;
+  schema: string;
+  segmentIds: string[];
+}
+
+/**
+ * Merges segments of one table into one segment sorted by timestamp, then swaps the catalog in
+ * one transaction (old segments unlisted, new one listed). A crash before the swap commits leaves
+ * the old set listed and an unlisted new file (deleted at start-up); after it, the new set and
+ * unlisted old files. Old files are deleted once no open scan can read them.
+ *
+ * Fails with 'precondition_failed' when a named segment is not (or no longer) listed: the plan
+ * was stale, and nothing changes.
+ */
+export async function compactSegments(
+  ctx: StorageContext,
+  compactionLocks: KeyedMutex<number>,
+  request: CompactRequest,
+): Promise<SegmentInfo> {
+  ctx.guard.assertWritable();
+  const table = ctx.tables.get(request.accountId, request.schema);
+  if (!table) throw new StrataError('not_found', `Schema ${request.schema} does not exist on this worker.`);
+  const ids = [...new Set(request.segmentIds)];
+  if (ids.length < 2) throw new StrataError('invalid', 'A compaction needs at least two segments.');
+  if (!ids.every((id) => SEGMENT_ID_PATTERN.test(id))) throw new StrataError('invalid', 'Segment ids must be UUIDs.');
+  const idList = ids.map(quoteLiteral).join(', ');
+
+  const releaseCompaction = await compactionLocks.lock(table.tableId);
+  const conn = await ctx.instance.connect();
+  const segmentId = randomUUID();
+  const fileName = segmentFileName(table.tableId, segmentId);
+  const finalPath = path.join(ctx.paths.segments, fileName);
+  const tmpPath = `${finalPath}.tmp`;
+  let published = false;
+  try {
+    const listed = await selectTableSegments(conn, table.tableId, {});
+    const wanted = new Set(ids);
+    const segments = listed.filter((s) => wanted.has(s.segmentId));
+    if (segments.length !== ids.length)
+      throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
+
+    const columns = ctx.tables.getById(table.tableId)!.columns.map((c) => ({ ...c }));
+    const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
+    await mkdir(path.dirname(finalPath), { recursive: true });
+    await conn.run(`COPY (SELECT * FROM (${union}) ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
+    const rowCount = segments.reduce((n, s) => n + s.rowCount, 0);
+    const written = (
+      await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(tmpPath)})`)
+    ).getRowObjectsJS()[0] as { n: bigint };
+    if (Number(written.n) !== rowCount)
+      throw new StrataError('internal', `Compaction wrote ${written.n} rows instead of ${rowCount}.`);
+    await publishFile(tmpPath, finalPath);
+    published = true;
+    const byteSize = (await stat(finalPath)).size;
+    ctx.guard.noteWritten(byteSize);
+    const mins = segments.map((s) => s.minTsUs).filter((v): v is number => v !== null);
+    const maxs = segments.map((s) => s.maxTsUs).filter((v): v is number => v !== null);
+    const merged: SegmentInfo = {
+      segmentId,
+      tableId: table.tableId,
+      accountId: table.accountId,
+      schema: table.schema,
+      fileName,
+      minTsUs: mins.length ? Math.min(...mins) : null,
+      maxTsUs: maxs.length ? Math.max(...maxs) : null,
+      rowCount,
+      byteSize,
+      columns,
+      createdAtMs: Date.now(),
+    };
+
+    // The swap. The table lock keeps a seal of this table from committing in between (both
+    // write strata_segments); the compaction lock keeps other compactions of the table out.
+    const releaseTable = await ctx.tableLocks.lock(table.tableId);
+    try {
+      await conn.run('BEGIN TRANSACTION');
+      try {
+        const still = (
+          await conn.runAndReadAll(`SELECT count(*) AS n FROM strata_segments WHERE segment_id IN (${idList})`)
+        ).getRowObjectsJS()[0] as { n: bigint };
+        if (Number(still.n) !== ids.length)
+          throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
+        await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${idList})`);
+        await insertSegment(conn, merged);
+        await conn.run('COMMIT');
+      } catch (err) {
+        await conn.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      releaseTable();
+    }
+    ctx.reclaimer.retire(segments.map((s) => path.join(ctx.paths.segments, s.fileName)));
+    ctx.log.info(
+      { accountId: table.accountId, schema: table.schema, merged: segments.length, rows: rowCount, bytes: byteSize },
+      'segments compacted',
+    );
+    return merged;
+  } catch (err) {
+    await unlink(published ? finalPath : tmpPath).catch(() => undefined);
+    throw err;
+  } finally {
+    conn.closeSync();
+    releaseCompaction();
+  }
+}

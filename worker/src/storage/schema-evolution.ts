@@ -1,0 +1,76 @@
+import { StrataError } from '@strata/common';
+import { type ColumnSchema, type ColumnTypeName, DATA_TYPES, type DataType, widen } from './column-types.js';
+import { INFLOW_LIMITS, isValidName } from './limits.js';
+import { isReservedFieldName, STAMPED_COLUMNS } from './stamped-columns.js';
+
+/** A change to a table's columns that a write needs before its rows fit. */
+export type ColumnChange =
+  | { kind: 'add'; column: ColumnSchema }
+  | { kind: 'widen'; name: string; from: ColumnTypeName; to: DataType };
+
+/** How one batch column lands in its table column. */
+export interface ColumnMapping {
+  batchName: string;
+  batchType: DataType;
+  tableName: string;
+  tableType: ColumnTypeName;
+}
+
+export interface EvolutionPlan {
+  /** The table's columns after the write. */
+  columns: ColumnSchema[];
+  changes: ColumnChange[];
+  mappings: ColumnMapping[];
+}
+
+/**
+ * Decides what a batch with `batchColumns` does to a table whose columns are `current` (undefined:
+ * the table does not exist yet and is created with the stamped columns first). Field names match
+ * table columns case-insensitively (DuckDB identifiers are case-insensitive); the first spelling
+ * seen stays the column's name. Throws an 'invalid' StrataError naming the schema when a name is
+ * not allowed or the schema would exceed the column limit.
+ */
+export function planEvolution(
+  schema: string,
+  current: readonly ColumnSchema[] | undefined,
+  batchColumns: readonly { name: string; type: DataType }[],
+): EvolutionPlan {
+  const columns = (current ?? STAMPED_COLUMNS).map((c) => ({ ...c }));
+  const byLower = new Map(columns.map((c, i) => [c.name.toLowerCase(), i]));
+  const changes: ColumnChange[] = [];
+  const mappings: ColumnMapping[] = [];
+  const seen = new Set<string>();
+  for (const bc of batchColumns) {
+    if (!isValidName(bc.name)) throw new StrataError('invalid', `Schema ${schema}: invalid field name '${bc.name}'.`);
+    if (isReservedFieldName(bc.name))
+      throw new StrataError('invalid', `Schema ${schema}: field name '${bc.name}' is reserved for a stamped column.`);
+    if (!DATA_TYPES.includes(bc.type))
+      throw new StrataError('invalid', `Schema ${schema}: field '${bc.name}' has no valid type.`);
+    const lower = bc.name.toLowerCase();
+    if (seen.has(lower))
+      throw new StrataError('invalid', `Schema ${schema}: field '${bc.name}' occurs twice (names are case-insensitive).`);
+    seen.add(lower);
+    const index = byLower.get(lower);
+    if (index === undefined) {
+      const column: ColumnSchema = { name: bc.name, type: bc.type };
+      byLower.set(lower, columns.length);
+      columns.push(column);
+      changes.push({ kind: 'add', column: { ...column } });
+      mappings.push({ batchName: bc.name, batchType: bc.type, tableName: bc.name, tableType: bc.type });
+      continue;
+    }
+    const existing = columns[index]!;
+    const to = widen(existing.type as DataType, bc.type);
+    if (to !== existing.type) {
+      changes.push({ kind: 'widen', name: existing.name, from: existing.type, to });
+      existing.type = to;
+    }
+    mappings.push({ batchName: bc.name, batchType: bc.type, tableName: existing.name, tableType: existing.type });
+  }
+  if (columns.length > INFLOW_LIMITS.maxColumnsPerSchema)
+    throw new StrataError(
+      'invalid',
+      `Schema ${schema} would have ${columns.length} columns; the limit is ${INFLOW_LIMITS.maxColumnsPerSchema}.`,
+    );
+  return { columns, changes, mappings };
+}

@@ -1,0 +1,29 @@
+import type { DuckDBInstance } from '@duckdb/node-api';
+import type { Logger } from '@strata/common';
+import type { TableDirectory } from './catalog.js';
+import type { FreeSpaceGuard } from './free-space-guard.js';
+import type { KeyedMutex } from './keyed-mutex.js';
+import type { SegmentReclaimer } from './segment-reclaimer.js';
+
+/** What the parts of the storage engine (writer, sealer, compactor, scans) share. */
+export interface StorageContext {
+  instance: DuckDBInstance;
+  tables: TableDirectory;
+  /** Per table id: schema changes, seals and compaction swaps of one table never overlap. */
+  tableLocks: KeyedMutex<number>;
+  reclaimer: SegmentReclaimer;
+  guard: FreeSpaceGuard;
+  paths: StoragePaths;
+  log: Logger;
+}
+
+export interface StoragePaths {
+  /** backend.dataPath */
+  data: string;
+  /** The DuckDB file of the hot buffer and the catalog. */
+  database: string;
+  /** Parquet segments, one directory per table id. */
+  segments: string;
+  /** Batch files in flight, unfinished segment files, DuckDB spill files. */
+  tmp: string;
+}

@@ -1,0 +1,427 @@
+import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { errorFields, type Logger, StrataError } from '@strata/common';
+import { workerMetrics } from '../worker-metrics.js';
+import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
+import type { ColumnTypeName } from './column-types.js';
+import { type CompactRequest, compactSegments } from './compactor.js';
+import type { FreeSpaceGuard } from './free-space-guard.js';
+import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
+import { sealTable } from './sealer.js';
+import { SegmentReclaimer } from './segment-reclaimer.js';
+import { quoteIdent } from './sql.js';
+import type { StorageContext, StoragePaths } from './storage-context.js';
+
+/** Knobs with production defaults; tests shorten the intervals. */
+export interface StorageTuning {
+  /** A table's hot rows are sealed once they reach this many rows… */
+  sealRows: number;
+  /** …or once the oldest unsealed commit is this old. */
+  sealAgeMs: number;
+  /** How often the maintenance loop looks for work (seal, checkpoint, key pruning). */
+  maintenanceIntervalMs: number;
+  /** Explicit CHECKPOINT at least this often while writes happen (fresh rows scan slower). */
+  checkpointIntervalMs: number;
+  /** Idempotency keys are kept this long… */
+  idempotencyRetentionMs: number;
+  /** …and at most this many (the oldest go first). */
+  idempotencyMaxKeys: number;
+  /** Group commit takes queued requests up to this many rows per transaction. */
+  maxGroupRows: number;
+  /** Extra DuckDB settings of the hot buffer instance. */
+  duckdbSettings: Record<string, string>;
+}
+
+export const DEFAULT_STORAGE_TUNING: StorageTuning = {
+  sealRows: 1_000_000,
+  sealAgeMs: 60_000,
+  maintenanceIntervalMs: 1_000,
+  checkpointIntervalMs: 30_000,
+  idempotencyRetentionMs: 24 * 3600 * 1000,
+  idempotencyMaxKeys: 1_000_000,
+  maxGroupRows: 200_000,
+  duckdbSettings: {},
+};
+
+export interface StorageEngineOptions {
+  dataPath: string;
+  log: Logger;
+  guard: FreeSpaceGuard;
+  tuning?: Partial<StorageTuning>;
+}
+
+/** Result of openScan: one relation over the hot rows and segments of one schema. */
+export interface ScanHandle {
+  connection: DuckDBConnection;
+  relation: string;
+  columns: { name: string; type: ColumnTypeName }[];
+  release(): Promise<void>;
+}
+
+export interface SchemaDescription {
+  schema: string;
+  columns: { name: string; type: ColumnTypeName }[];
+}
+
+/** DuckDB files open in this process: one instance per file per process. */
+const openDatabases = new Set<string>();
+
+/**
+ * A worker's storage: the durable DuckDB hot buffer, sealed Parquet segments and the catalog,
+ * all under `backend.dataPath`:
+ *
+ *   <dataPath>/hot.duckdb          hot tables (one per account and schema) + catalog tables
+ *   <dataPath>/segments/<table>/   Parquet segments (ZSTD, sorted by timestamp)
+ *   <dataPath>/tmp/                batch files in flight, DuckDB spill files
+ *
+ * ── API for the query engine ───────────────────────────────────────────────────────────────
+ *
+ * `openScan(accountId, schema, { fromMs?, toMs? })` → `ScanHandle | undefined`
+ *   undefined when the schema has never been written on this worker. Otherwise:
+ *   - `connection`: a DuckDB connection used by this scan only. It holds an open read
+ *     transaction: every query run on it sees one consistent snapshot (hot rows and segments of
+ *     the same instant; no row twice, none missing, even while seals and compactions commit).
+ *   - `relation`: a quoted temporary view name, e.g. `"strata_scan_12"`: use it in SQL as a
+ *     table (`SELECT … FROM ${relation} WHERE …`). It is the UNION ALL of the hot rows and the
+ *     Parquet segments whose time range overlaps [fromMs, toMs) (from inclusive, to exclusive,
+ *     both optional, milliseconds since the epoch), filtered to that range on `timestamp`;
+ *     Parquet row-group statistics prune by the range and by your own filters.
+ *   - `columns`: `[{ name, type }]` in table order: `timestamp` (DateTime), `__INFLOW_ID` (Guid),
+ *     `__INFLOW_TIMESTAMP` (DateTime), `__INFLOW_HOST`, `__INFLOW_SOURCE_ADDRESS`,
+ *     `__INFLOW_AGENT` (String), then data fields. Types are Int64, Float64, Boolean, DateTime,
+ *     String, Dynamic (DuckDB JSON) and Guid (DuckDB UUID); DuckDB types are BIGINT, DOUBLE,
+ *     BOOLEAN, TIMESTAMP (UTC, µs), VARCHAR, JSON, UUID.
+ *   - `release()`: must be called when done (also on error): ends the transaction, closes the
+ *     connection and lets compaction delete segment files this scan could read.
+ *   Do not run statements that write on the connection. Column names are case-insensitive in
+ *   DuckDB and unique case-insensitively within a schema.
+ *
+ * `openSnapshot(accountId, [{ schema, fromMs?, toMs? }, …])` → `{ connection, relations, release }`
+ *   the same for several schemas in one snapshot (joins, unions); `relations` lists the schemas
+ *   that exist, each `{ schema, relation, columns }`.
+ *
+ * `listSchemas(accountId)` → `[{ schema, columns: [{ name, type }] }]` sorted by schema name:
+ *   every schema of the account on this worker with its current columns.
+ */
+export class StorageEngine {
+  private readonly tuning: StorageTuning;
+  private readonly writer: HotWriter;
+  private readonly compactionLocks = new KeyedMutex<number>();
+  private readonly hot = new Map<number, { rows: number; since: number }>();
+  private readonly openSnapshots = new Set<ScanSnapshot>();
+  private maintenanceTimer: NodeJS.Timeout | undefined;
+  private maintenanceRun: Promise<void> = Promise.resolve();
+  private lastCheckpoint = Date.now();
+  private dirtySinceCheckpoint = false;
+  private lastPrune = 0;
+  private maxTermSeen = 0;
+  private closed = false;
+
+  private constructor(
+    private readonly ctx: StorageContext,
+    private readonly writerConn: DuckDBConnection,
+    private readonly maintenanceConn: DuckDBConnection,
+    tuning: StorageTuning,
+  ) {
+    this.tuning = tuning;
+    this.writer = new HotWriter({
+      conn: writerConn,
+      tables: ctx.tables,
+      tableLocks: ctx.tableLocks,
+      tmpDir: ctx.paths.tmp,
+      log: ctx.log,
+      maxGroupRows: tuning.maxGroupRows,
+      onCommitted: (rowsByTable) => this.noteCommitted(rowsByTable),
+    });
+  }
+
+  static async open(options: StorageEngineOptions): Promise<StorageEngine> {
+    const tuning = { ...DEFAULT_STORAGE_TUNING, ...options.tuning };
+    const data = path.resolve(options.dataPath);
+    const paths: StoragePaths = {
+      data,
+      database: path.join(data, 'hot.duckdb'),
+      segments: path.join(data, 'segments'),
+      tmp: path.join(data, 'tmp'),
+    };
+    if (openDatabases.has(paths.database))
+      throw new Error(`storage at ${data} is already open in this process (one DuckDB instance per file)`);
+    await mkdir(paths.segments, { recursive: true });
+    // Whatever is in tmp belongs to a previous run: unfinished batch files and spill files.
+    await rm(paths.tmp, { recursive: true, force: true });
+    await mkdir(path.join(paths.tmp, 'spill'), { recursive: true });
+
+    openDatabases.add(paths.database);
+    try {
+      const instance = await DuckDBInstance.create(paths.database, {
+        temp_directory: path.join(paths.tmp, 'spill'),
+        ...tuning.duckdbSettings,
+      });
+      const writerConn = await instance.connect();
+      // Naive TIMESTAMP columns hold UTC: conversions from TIMESTAMPTZ (now(), query functions)
+      // must use UTC, not the host's zone. ICU is built in but loads lazily.
+      await writerConn.run('LOAD icu');
+      await writerConn.run("SET GLOBAL TimeZone = 'UTC'");
+      const maintenanceConn = await instance.connect();
+      for (const ddl of CATALOG_DDL) await writerConn.run(ddl);
+      const tables = await TableDirectory.load(writerConn);
+      const ctx: StorageContext = {
+        instance,
+        tables,
+        tableLocks: new KeyedMutex<number>(),
+        reclaimer: new SegmentReclaimer((file, err) =>
+          options.log.warn({ file, ...errorFields(err) }, 'could not delete a replaced segment file'),
+        ),
+        guard: options.guard,
+        paths,
+        log: options.log,
+      };
+      const engine = new StorageEngine(ctx, writerConn, maintenanceConn, tuning);
+      await engine.recover();
+      engine.scheduleMaintenance();
+      return engine;
+    } catch (err) {
+      openDatabases.delete(paths.database);
+      throw err;
+    }
+  }
+
+  /** Counts hot rows left by the previous run and deletes segment files the catalog does not list. */
+  private async recover(): Promise<void> {
+    const now = Date.now();
+    for (const t of this.ctx.tables.all()) {
+      const r = (
+        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(t.hotTable)}`)
+      ).getRowObjectsJS()[0] as {
+        n: bigint;
+      };
+      if (r.n > 0n) this.hot.set(t.tableId, { rows: Number(r.n), since: now });
+    }
+    const listed = new Set((await selectSegments(this.writerConn)).map((s) => path.join(this.ctx.paths.segments, s.fileName)));
+    let removed = 0;
+    for (const dir of await readdir(this.ctx.paths.segments)) {
+      const full = path.join(this.ctx.paths.segments, dir);
+      let files: string[];
+      try {
+        files = await readdir(full);
+      } catch {
+        continue;
+      }
+      for (const f of files) {
+        const file = path.join(full, f);
+        if (!listed.has(file)) {
+          await unlink(file).catch(() => undefined);
+          removed++;
+        }
+      }
+    }
+    this.updateHotGauge();
+    this.ctx.log.info(
+      { tables: this.ctx.tables.all().length, segments: listed.size, orphanFilesRemoved: removed },
+      'storage opened',
+    );
+  }
+
+  get paths(): StoragePaths {
+    return this.ctx.paths;
+  }
+
+  /** Stores an append durably; resolves once committed (see HotWriter). */
+  async append(input: AppendInput): Promise<AppendResult> {
+    const m = workerMetrics();
+    try {
+      this.ctx.guard.assertWritable();
+    } catch (err) {
+      m.refusedAppends.inc({ reason: 'insufficient_storage' });
+      throw err;
+    }
+    const started = process.hrtime.bigint();
+    this.ctx.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
+    const result = await this.writer.submit(input);
+    m.appendSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    if (result.duplicate) m.duplicateAppends.inc();
+    else m.appendedRows.inc(result.rowsStored);
+    return result;
+  }
+
+  /** See the class comment. */
+  async openScan(accountId: string, schema: string, range: ScanRange = {}): Promise<ScanHandle | undefined> {
+    const snapshot = await this.openSnapshot(accountId, [{ schema, ...range }]);
+    const relation = snapshot.relations[0];
+    if (!relation) {
+      await snapshot.release();
+      return undefined;
+    }
+    return { connection: snapshot.connection, relation: relation.relation, columns: relation.columns, release: snapshot.release };
+  }
+
+  /** See the class comment. */
+  async openSnapshot(accountId: string, requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
+    if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    const snapshot = await openSnapshot(this.ctx, accountId, requests);
+    const release = snapshot.release;
+    const tracked: ScanSnapshot = {
+      connection: snapshot.connection,
+      relations: snapshot.relations,
+      release: async () => {
+        this.openSnapshots.delete(tracked);
+        await release();
+      },
+    };
+    this.openSnapshots.add(tracked);
+    return tracked;
+  }
+
+  /** See the class comment. */
+  listSchemas(accountId: string): SchemaDescription[] {
+    return this.ctx.tables
+      .ofAccount(accountId)
+      .map((t) => ({ schema: t.schema, columns: t.columns.map((c) => ({ ...c })) }))
+      .sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
+  }
+
+  async listSegments(accountId?: string): Promise<SegmentInfo[]> {
+    const conn = await this.ctx.instance.connect();
+    try {
+      return await selectSegments(conn, accountId);
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  /**
+   * Runs a compaction job planned by the master. `term` is the planner's fencing term: a job from
+   * an older term than one already seen is refused (a deposed leader's plan).
+   */
+  async compact(request: CompactRequest, term = 0): Promise<SegmentInfo> {
+    if (term < this.maxTermSeen)
+      throw new StrataError('precondition_failed', `Compaction term ${term} is older than term ${this.maxTermSeen}.`);
+    this.maxTermSeen = term;
+    const merged = await compactSegments(this.ctx, this.compactionLocks, request);
+    workerMetrics().compactions.inc();
+    this.dirtySinceCheckpoint = true;
+    return merged;
+  }
+
+  /** Seals every table with hot rows now (tests, and before a planned shutdown if wanted). */
+  async sealAll(): Promise<SegmentInfo[]> {
+    const out: SegmentInfo[] = [];
+    for (const t of this.ctx.tables.all()) {
+      const s = await this.seal(t);
+      if (s) out.push(s);
+    }
+    return out;
+  }
+
+  async checkpoint(): Promise<void> {
+    await this.maintenanceConn.run('CHECKPOINT');
+    this.lastCheckpoint = Date.now();
+    this.dirtySinceCheckpoint = false;
+  }
+
+  /** Approximate count of unsealed rows per schema of an account (for tests and metrics). */
+  hotRows(accountId: string, schema: string): number {
+    const t = this.ctx.tables.get(accountId, schema);
+    return t ? (this.hot.get(t.tableId)?.rows ?? 0) : 0;
+  }
+
+  /** Files replaced by compaction still waiting for scans to finish. */
+  get pendingFileDeletions(): number {
+    return this.ctx.reclaimer.pendingCount;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.maintenanceTimer) clearTimeout(this.maintenanceTimer);
+    await this.maintenanceRun;
+    await this.writer.close();
+    for (const s of [...this.openSnapshots]) await s.release();
+    // Serialised behind any running compaction or seal of each table.
+    for (const t of this.ctx.tables.all()) (await this.compactionLocks.lock(t.tableId))();
+    try {
+      await this.maintenanceConn.run('CHECKPOINT');
+    } catch (err) {
+      this.ctx.log.warn(errorFields(err), 'final checkpoint failed; the write-ahead log will be replayed at start-up');
+    }
+    this.writerConn.closeSync();
+    this.maintenanceConn.closeSync();
+    this.ctx.instance.closeSync();
+    openDatabases.delete(this.ctx.paths.database);
+  }
+
+  private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
+    const segment = await sealTable(this.ctx, this.maintenanceConn, table);
+    const r = (
+      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(table.hotTable)}`)
+    ).getRowObjectsJS()[0] as {
+      n: bigint;
+    };
+    if (r.n > 0n) this.hot.set(table.tableId, { rows: Number(r.n), since: Date.now() });
+    else this.hot.delete(table.tableId);
+    this.updateHotGauge();
+    if (segment) {
+      workerMetrics().sealedSegments.inc();
+      this.dirtySinceCheckpoint = true;
+      this.ctx.log.debug({ accountId: table.accountId, schema: table.schema, rows: segment.rowCount }, 'hot rows sealed');
+    }
+    return segment;
+  }
+
+  private noteCommitted(rowsByTable: Map<number, number>): void {
+    const now = Date.now();
+    for (const [tableId, rows] of rowsByTable) {
+      const h = this.hot.get(tableId);
+      if (h) h.rows += rows;
+      else this.hot.set(tableId, { rows, since: now });
+    }
+    this.dirtySinceCheckpoint = true;
+    this.updateHotGauge();
+  }
+
+  private updateHotGauge(): void {
+    let total = 0;
+    for (const h of this.hot.values()) total += h.rows;
+    workerMetrics().hotRows.set(total);
+  }
+
+  private scheduleMaintenance(): void {
+    if (this.closed) return;
+    this.maintenanceTimer = setTimeout(() => {
+      this.maintenanceRun = this.maintain()
+        .catch((err) => this.ctx.log.error(errorFields(err), 'storage maintenance failed'))
+        .finally(() => this.scheduleMaintenance());
+    }, this.tuning.maintenanceIntervalMs);
+    this.maintenanceTimer.unref();
+  }
+
+  /** Seals what is due, checkpoints, prunes idempotency keys. */
+  private async maintain(): Promise<void> {
+    const now = Date.now();
+    for (const [tableId, h] of [...this.hot]) {
+      if (this.closed) return;
+      if (h.rows < this.tuning.sealRows && now - h.since < this.tuning.sealAgeMs) continue;
+      const table = this.ctx.tables.getById(tableId);
+      if (table) await this.seal(table);
+    }
+    if (this.dirtySinceCheckpoint && Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs)
+      await this.checkpoint();
+    if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
+      this.lastPrune = Date.now();
+      await this.pruneIdempotencyKeys();
+    }
+  }
+
+  private async pruneIdempotencyKeys(): Promise<void> {
+    const conn = this.maintenanceConn;
+    const cutoffUs = BigInt(Date.now() - this.tuning.idempotencyRetentionMs) * 1000n;
+    await conn.run('DELETE FROM strata_idempotency WHERE created_at < make_timestamp($1::BIGINT)', [cutoffUs]);
+    await conn.run(
+      `DELETE FROM strata_idempotency WHERE created_at <= (
+         SELECT created_at FROM strata_idempotency ORDER BY created_at DESC LIMIT 1 OFFSET ${Number(this.tuning.idempotencyMaxKeys)})`,
+    );
+  }
+}

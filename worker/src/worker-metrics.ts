@@ -1,0 +1,55 @@
+import { Counter, Gauge, Histogram, metricsRegistry } from '@strata/common';
+
+/** Worker metrics, registered once per process (several engines in one test process share them). */
+export interface WorkerMetrics {
+  appendedRows: Counter;
+  appendSeconds: Histogram;
+  duplicateAppends: Counter;
+  refusedAppends: Counter<'reason'>;
+  sealedSegments: Counter;
+  compactions: Counter;
+  hotRows: Gauge;
+  freeBytes: Gauge;
+  writable: Gauge;
+}
+
+let metrics: WorkerMetrics | undefined;
+
+export function workerMetrics(): WorkerMetrics {
+  if (metrics) return metrics;
+  const registers = [metricsRegistry()];
+  metrics = {
+    appendedRows: new Counter({ name: 'strata_worker_appended_rows_total', help: 'Rows committed to the hot buffer', registers }),
+    appendSeconds: new Histogram({
+      name: 'strata_worker_append_seconds',
+      help: 'Time from receiving an append to its durable commit',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    duplicateAppends: new Counter({
+      name: 'strata_worker_duplicate_appends_total',
+      help: 'Appends answered from a stored idempotency key without writing',
+      registers,
+    }),
+    refusedAppends: new Counter({
+      name: 'strata_worker_refused_appends_total',
+      help: 'Appends refused, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
+    sealedSegments: new Counter({
+      name: 'strata_worker_sealed_segments_total',
+      help: 'Hot buffer seals into Parquet segments',
+      registers,
+    }),
+    compactions: new Counter({ name: 'strata_worker_compactions_total', help: 'Compaction jobs completed', registers }),
+    hotRows: new Gauge({
+      name: 'strata_worker_hot_rows',
+      help: 'Rows in the hot buffer not yet sealed (approximate)',
+      registers,
+    }),
+    freeBytes: new Gauge({ name: 'strata_worker_free_bytes', help: 'Free bytes on the data path at the last check', registers }),
+    writable: new Gauge({ name: 'strata_worker_writable', help: '1 while the worker accepts writes', registers }),
+  };
+  return metrics;
+}

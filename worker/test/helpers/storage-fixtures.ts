@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLogger, type Logger } from '@strata/common';
+import type { AppendInput, AppendPart, DataType } from '../../src/index.js';
+import { FreeSpaceGuard } from '../../src/storage/free-space-guard.js';
+import { StorageEngine, type StorageTuning } from '../../src/storage/storage-engine.js';
+
+export const ACCOUNT = '00000000-0000-0000-0000-0000000000a1';
+
+export function testLog(): Logger {
+  return createLogger('test', { level: process.env.STRATA_TEST_LOG ?? 'silent' });
+}
+
+export function tempDir(prefix = 'strata-worker-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A guard reading a settable number instead of the file system. */
+export function fakeGuard(minimumFreeBytes = 0, free = { bytes: 1e12 }): FreeSpaceGuard {
+  return new FreeSpaceGuard({ path: '/', minimumFreeBytes, statFreeBytes: async () => free.bytes, log: testLog() });
+}
+
+export async function openEngine(dataPath: string, tuning: Partial<StorageTuning> = {}, guard = fakeGuard()) {
+  await guard.check();
+  // Maintenance effectively off unless a test asks: seals happen when the test calls sealAll().
+  return StorageEngine.open({
+    dataPath,
+    log: testLog(),
+    guard,
+    tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000, ...tuning },
+  });
+}
+
+export interface TestEntry {
+  /** Entry time in ms since the epoch. */
+  ts: number;
+  data: Record<string, unknown>;
+}
+
+function typeOf(v: unknown, dateFields: ReadonlySet<string>, key: string): DataType | undefined {
+  if (v === null || v === undefined) return undefined;
+  if (typeof v === 'boolean') return 'Boolean';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'Int64' : 'Float64';
+  if (typeof v === 'string') return dateFields.has(key) ? 'DateTime' : 'String';
+  return 'Dynamic';
+}
+
+function widenTest(a: DataType, b: DataType): DataType {
+  if (a === b) return a;
+  if ((a === 'Int64' && b === 'Float64') || (a === 'Float64' && b === 'Int64')) return 'Float64';
+  return 'String';
+}
+
+/**
+ * Encodes entries the way the gateway does (types per batch, widened; DateTime as µs; String
+ * columns hold text), so storage tests do not depend on the gateway.
+ */
+export function part(schema: string, entries: TestEntry[], dateFields: string[] = []): AppendPart {
+  const dates = new Set(dateFields);
+  const types = new Map<string, DataType>();
+  for (const e of entries)
+    for (const [k, v] of Object.entries(e.data)) {
+      const t = typeOf(v, dates, k);
+      if (!t) continue;
+      const prev = types.get(k);
+      types.set(k, prev ? widenTest(prev, t) : t);
+    }
+  const lines = entries.map((e) => {
+    const obj: Record<string, unknown> = { '@ts': e.ts * 1000, '@id': randomUUID() };
+    for (const [k, v] of Object.entries(e.data)) {
+      if (v === null || v === undefined) continue;
+      const t = types.get(k)!;
+      if (t === 'DateTime') obj[k] = Date.parse(v as string) * 1000;
+      else if (t === 'String') obj[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      else obj[k] = v;
+    }
+    return JSON.stringify(obj);
+  });
+  return {
+    schema,
+    columns: [...types].map(([name, type]) => ({ name, type })),
+    rows: Buffer.from(lines.join('\n')),
+    rowCount: entries.length,
+  };
+}
+
+export function input(parts: AppendPart[], extra: Partial<AppendInput> = {}): AppendInput {
+  return {
+    accountId: ACCOUNT,
+    parts,
+    inflowTimestampUs: Date.now() * 1000,
+    inflowHost: 'gateway-test',
+    sourceAddress: '127.0.0.1',
+    agent: null,
+    ...extra,
+  };
+}
+
+/** Runs SQL on a scan of one schema and returns JSON-safe rows. */
+export async function scanRows(
+  engine: StorageEngine,
+  schema: string,
+  sqlOf: (relation: string) => string = (r) => `SELECT * FROM ${r} ORDER BY "timestamp"`,
+  range: { fromMs?: number; toMs?: number } = {},
+  accountId = ACCOUNT,
+): Promise<Record<string, unknown>[]> {
+  const scan = await engine.openScan(accountId, schema, range);
+  if (!scan) return [];
+  try {
+    return (await scan.connection.runAndReadAll(sqlOf(scan.relation))).getRowObjectsJson() as Record<string, unknown>[];
+  } finally {
+    await scan.release();
+  }
+}
+
+/** Entries with ts base + i seconds and a few typed fields. */
+export function entries(n: number, base = Date.UTC(2024, 0, 1), offset = 0): TestEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    ts: base + (offset + i) * 1000,
+    data: { seq: offset + i, host: `web-${(offset + i) % 3}`, latency: offset + i + 0.25, ok: (offset + i) % 2 === 0 },
+  }));
+}
