@@ -6,6 +6,8 @@ import { TokenService } from './auth/token-service.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { buildApp } from './http/app.js';
 import { MasterClient } from './master-client.js';
+import { warmQueryEngine } from './query/engine.js';
+import { closeQueryRuntime } from './query/query-routes.js';
 import { allRoutes } from './routes.js';
 
 /** A started gateway also reports the port it listens on (port 0 in tests). */
@@ -38,6 +40,9 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     principals: new PrincipalLoader(master),
     loginThrottle: new LoginThrottle(),
   };
+  // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
+  const warmMs = await warmQueryEngine();
+  log.info({ warmMs: Math.round(warmMs) }, 'query engine warmed');
   let handle: GatewayHandle;
   const app = buildApp(allRoutes(), deps, () => [handle]);
   const server: Server = await new Promise((resolve, reject) => {
@@ -62,6 +67,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
         server.closeIdleConnections();
       });
       master.stop();
+      await closeQueryRuntime(deps);
     },
   };
   return handle;

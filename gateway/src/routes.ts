@@ -4,6 +4,7 @@ import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
 import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
+import { queryRoutes } from './query/query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
 /**
@@ -11,7 +12,14 @@ import { settingsRoutes } from './settings/settings-routes.js';
  * walks this table against every role, so a route without a rule cannot slip in.
  */
 export function allRoutes(): RouteDef[] {
-  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes, ...incidentRoutes, ...alertRoutes, ...groupRoutes];
+  const routes: RouteDef[] = [
+    ...authRoutes,
+    ...settingsRoutes,
+    ...incidentRoutes,
+    ...alertRoutes,
+    ...groupRoutes,
+    ...queryRoutes,
+  ];
   routes.push({
     method: 'GET',
     path: '/openapi.json',
