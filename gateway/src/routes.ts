@@ -1,5 +1,6 @@
 import { authRoutes } from './auth/auth-routes.js';
 import { openApiDocument } from './http/openapi.js';
+import { inflowRoutes } from './inflow/inflow-routes.js';
 import type { RouteDef } from './http/route.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
@@ -8,7 +9,7 @@ import { settingsRoutes } from './settings/settings-routes.js';
  * walks this table against every role, so a route without a rule cannot slip in.
  */
 export function allRoutes(): RouteDef[] {
-  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes];
+  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes, ...inflowRoutes];
   routes.push({
     method: 'GET',
     path: '/openapi.json',
