@@ -1,7 +1,7 @@
 import { authRoutes } from './auth/auth-routes.js';
 import { openApiDocument } from './http/openapi.js';
-import { inflowRoutes } from './inflow/inflow-routes.js';
 import type { RouteDef } from './http/route.js';
+import { inflowRoutes } from './inflow/inflow-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
 /**

@@ -1,7 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { StrataError } from '@strata/common';
-import { type DataType, INFLOW_LIMITS, isReservedFieldName, isValidName, STAMPED_COLUMNS, widen } from '@strata/worker/inflow-rules';
+import {
+  type DataType,
+  INFLOW_LIMITS,
+  isReservedFieldName,
+  isValidName,
+  STAMPED_COLUMNS,
+  widen,
+} from '@strata/worker/inflow-rules';
 import { CsvError, parse } from 'csv-parse';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import type { BuiltPart } from './json-batch.js';

@@ -191,14 +191,28 @@ async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: s
 }
 
 const JSON_SUMMARY =
-  'Push entries: a JSON array of { schema, timestamp, data } (keys case-insensitive; Content-Encoding: gzip accepted). 200 with an empty body once every accepted entry is durable. Entries outside a scoped token\'s inflow schemas are dropped (still 200). A batch with malformed entries is refused whole (400 naming each entry\'s index and reason). Idempotency-Key: a retried request is stored once. 507/503 with Retry-After when no worker can store it.';
+  "Push entries: a JSON array of { schema, timestamp, data } (keys case-insensitive; Content-Encoding: gzip accepted). 200 with an empty body once every accepted entry is durable. Entries outside a scoped token's inflow schemas are dropped (still 200). A batch with malformed entries is refused whole (400 naming each entry's index and reason). Idempotency-Key: a retried request is stored once. 507/503 with Retry-After when no worker can store it.";
 
 const DELIMITED_SUMMARY = (kind: string) =>
   `Push a ${kind} file into one schema, streamed: first line is the header, column types from the first row of values, rows timestamped on arrival. Needs a token with unrestricted inflow access (*), or a user with inflow rights or account admin. 200 { rows } once every row is durable.`;
 
 export const inflowRoutes: RouteDef[] = [
-  { method: 'PUT', path: '/inflow/:accountId', operation: 'inflow.push', summary: JSON_SUMMARY, requestSchema: inflowBodyDoc, handler: jsonInflow },
-  { method: 'POST', path: '/inflow/:accountId', operation: 'inflow.push', summary: JSON_SUMMARY, requestSchema: inflowBodyDoc, handler: jsonInflow },
+  {
+    method: 'PUT',
+    path: '/inflow/:accountId',
+    operation: 'inflow.push',
+    summary: JSON_SUMMARY,
+    requestSchema: inflowBodyDoc,
+    handler: jsonInflow,
+  },
+  {
+    method: 'POST',
+    path: '/inflow/:accountId',
+    operation: 'inflow.push',
+    summary: JSON_SUMMARY,
+    requestSchema: inflowBodyDoc,
+    handler: jsonInflow,
+  },
   {
     method: 'POST',
     path: '/inflow/:accountId/:schema/csv',

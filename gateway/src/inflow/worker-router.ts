@@ -56,8 +56,12 @@ export class WorkerRouter {
     const writable = this.workers.filter((w) => w.writable).map((w) => w.endpoint);
     if (writable.length <= 1) return writable;
     if (idempotencyKey) {
-      const score = (endpoint: string) => createHash('sha256').update(idempotencyKey).update('\0').update(endpoint).digest().readUInt32BE(0);
-      return writable.map((e) => ({ e, s: score(e) })).sort((a, b) => b.s - a.s || (a.e < b.e ? -1 : 1)).map((x) => x.e);
+      const score = (endpoint: string) =>
+        createHash('sha256').update(idempotencyKey).update('\0').update(endpoint).digest().readUInt32BE(0);
+      return writable
+        .map((e) => ({ e, s: score(e) }))
+        .sort((a, b) => b.s - a.s || (a.e < b.e ? -1 : 1))
+        .map((x) => x.e);
     }
     const start = this.next++ % writable.length;
     return [...writable.slice(start), ...writable.slice(0, start)];
@@ -81,9 +85,13 @@ export class WorkerRouter {
       }
     }
     if (candidates.length > 0 && lastRefusal?.kind === 'unavailable')
-      throw new StrataError('unavailable', 'No worker could be reached to store inflow; nothing was stored.', { retryAfterSeconds: 5 });
+      throw new StrataError('unavailable', 'No worker could be reached to store inflow; nothing was stored.', {
+        retryAfterSeconds: 5,
+      });
     if (this.workers.length === 0 && candidates.length === 0)
-      throw new StrataError('unavailable', 'No worker is available to store inflow; nothing was stored.', { retryAfterSeconds: 5 });
+      throw new StrataError('unavailable', 'No worker is available to store inflow; nothing was stored.', {
+        retryAfterSeconds: 5,
+      });
     throw new StrataError(
       'insufficient_storage',
       'No worker can accept writes: every worker is below its minimum free space; nothing was stored.',

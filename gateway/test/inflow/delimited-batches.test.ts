@@ -96,7 +96,10 @@ describe('CSV and TSV inflow', () => {
 
   it('refuses bad headers, ragged rows and empty uploads with the line number', async () => {
     const refusal = async (text: string, pattern: RegExp) => {
-      await assert.rejects(collect(text), (err: unknown) => err instanceof StrataError && err.kind === 'invalid' && pattern.test(err.message));
+      await assert.rejects(
+        collect(text),
+        (err: unknown) => err instanceof StrataError && err.kind === 'invalid' && pattern.test(err.message),
+      );
     };
     await refusal('a,bad name\n1,2\n', /^Line 1: column name 'bad name'/);
     await refusal('a,timestamp\n1,2\n', /^Line 1: column name 'timestamp' is reserved/);

@@ -53,8 +53,16 @@ describe('JSON inflow batches', () => {
   it('infers types per field and widens within the batch, sending values in their batch type', () => {
     const built = buildJsonBatch(
       [
-        { schema: 'T', timestamp: '2024-01-01T00:00:00Z', data: { i: 1, f: 1.5, b: true, d: '2024-05-06T07:08:09.25+02:00', o: { a: [1] }, s: 'x', mix: 1, nul: null } },
-        { schema: 'T', timestamp: '2024-01-01T00:00:00Z', data: { i: 2, f: 2, b: false, d: '2024-05-06T05:08:10Z', o: [1, 2], s: 'y', mix: true } },
+        {
+          schema: 'T',
+          timestamp: '2024-01-01T00:00:00Z',
+          data: { i: 1, f: 1.5, b: true, d: '2024-05-06T07:08:09.25+02:00', o: { a: [1] }, s: 'x', mix: 1, nul: null },
+        },
+        {
+          schema: 'T',
+          timestamp: '2024-01-01T00:00:00Z',
+          data: { i: 2, f: 2, b: false, d: '2024-05-06T05:08:10Z', o: [1, 2], s: 'y', mix: true },
+        },
         { schema: 'T', timestamp: '2024-01-01T00:00:00Z', data: { mix: { k: 1 } } },
       ],
       all,
@@ -154,7 +162,9 @@ describe('JSON inflow batches', () => {
   });
 
   it('keeps a field named __proto__ as an ordinary field', () => {
-    const body = JSON.parse('[{"schema":"P","timestamp":"2024-01-01T00:00:00Z","data":{"__proto__":5,"x":"2024-01-01T00:00:00Z"}}]');
+    const body = JSON.parse(
+      '[{"schema":"P","timestamp":"2024-01-01T00:00:00Z","data":{"__proto__":5,"x":"2024-01-01T00:00:00Z"}}]',
+    );
     const built = buildJsonBatch(body, all);
     assert.deepEqual(
       built.parts[0]!.columns.map((c) => c.name),

@@ -52,9 +52,24 @@ describe('inflow API', function () {
     node = await startTestNode({
       accounts: { [ACCOUNT]: 'inflow', [OTHER]: 'other' },
       users: [
-        { userId: '00000000-0000-0000-0000-0000000000e1', username: 'pusher', password: PW, accounts: { inflow: ['Service.Account.Inflow'] } },
-        { userId: '00000000-0000-0000-0000-0000000000e2', username: 'admin', password: PW, accounts: { inflow: ['Service.Account.Admin'] } },
-        { userId: '00000000-0000-0000-0000-0000000000e3', username: 'viewer', password: PW, accounts: { inflow: ['Service.Incident.Viewer'] } },
+        {
+          userId: '00000000-0000-0000-0000-0000000000e1',
+          username: 'pusher',
+          password: PW,
+          accounts: { inflow: ['Service.Account.Inflow'] },
+        },
+        {
+          userId: '00000000-0000-0000-0000-0000000000e2',
+          username: 'admin',
+          password: PW,
+          accounts: { inflow: ['Service.Account.Admin'] },
+        },
+        {
+          userId: '00000000-0000-0000-0000-0000000000e3',
+          username: 'viewer',
+          password: PW,
+          accounts: { inflow: ['Service.Incident.Viewer'] },
+        },
       ],
       config: { gateway: { trustedProxies: ['127.0.0.1'] } },
     });
@@ -62,7 +77,10 @@ describe('inflow API', function () {
     const scoped = async (name: string, schemas: string[]) => {
       const res = await node.request('POST', '/auth/pat-token', {
         token: tokens.admin,
-        body: { expiration: null, accounts: [{ accountId: ACCOUNT, inflow: { schemas: schemas.map((schema) => ({ schema })) } }] },
+        body: {
+          expiration: null,
+          accounts: [{ accountId: ACCOUNT, inflow: { schemas: schemas.map((schema) => ({ schema })) } }],
+        },
       });
       assert.equal(res.status, 200, await res.clone().text());
       tokens[name] = ((await res.json()) as { token: string }).token;
@@ -113,7 +131,11 @@ describe('inflow API', function () {
       body,
     });
     assert.equal(res.status, 200);
-    const got = await rows(node, 'Gz.Logs', (r) => `SELECT msg, __INFLOW_AGENT AS agent, __INFLOW_SOURCE_ADDRESS AS src FROM ${r}`);
+    const got = await rows(
+      node,
+      'Gz.Logs',
+      (r) => `SELECT msg, __INFLOW_AGENT AS agent, __INFLOW_SOURCE_ADDRESS AS src FROM ${r}`,
+    );
     assert.deepEqual(got, [{ msg: 'hello', agent: null, src: '127.0.0.1' }]);
   });
 
@@ -124,12 +146,20 @@ describe('inflow API', function () {
       (await push({ i: 1, f: 1.5, b: true, d: '2024-02-03T04:05:06Z', o: { k: [1, 2] }, s: 'text', w: 7 })).status,
       200,
     );
-    const schema = () => worker(node).storage.listSchemas(ACCOUNT).find((s) => s.schema === 'Types')!;
+    const schema = () =>
+      worker(node)
+        .storage.listSchemas(ACCOUNT)
+        .find((s) => s.schema === 'Types')!;
     const typeOf = (name: string) => schema().columns.find((c) => c.name === name)!.type;
-    assert.deepEqual(
-      ['i', 'f', 'b', 'd', 'o', 's', 'w'].map(typeOf),
-      ['Int64', 'Float64', 'Boolean', 'DateTime', 'Dynamic', 'String', 'Int64'],
-    );
+    assert.deepEqual(['i', 'f', 'b', 'd', 'o', 's', 'w'].map(typeOf), [
+      'Int64',
+      'Float64',
+      'Boolean',
+      'DateTime',
+      'Dynamic',
+      'String',
+      'Int64',
+    ]);
     assert.equal((await push({ w: 7.5, extra: 'new' })).status, 200);
     assert.equal(typeOf('w'), 'Float64');
     assert.equal((await push({ w: 'seven' })).status, 200);
@@ -146,7 +176,12 @@ describe('inflow API', function () {
   it('refuses a batch with malformed entries whole with a 400 naming each index and reason', async () => {
     const res = await node.request('POST', `/inflow/${ACCOUNT}`, {
       token: tokens.pusher,
-      body: [entry('Malformed.Ok'), entry('bad schema!'), entry('Malformed.Ok', { v: 1 }, 'not a time'), entry('Malformed.Ok', { 'a b': 1 })],
+      body: [
+        entry('Malformed.Ok'),
+        entry('bad schema!'),
+        entry('Malformed.Ok', { v: 1 }, 'not a time'),
+        entry('Malformed.Ok', { 'a b': 1 }),
+      ],
     });
     assert.equal(res.status, 400);
     const body = (await res.json()) as { message: string; stackTrace: null; errors: { message: string }[] };
@@ -157,8 +192,16 @@ describe('inflow API', function () {
       ['entry 1', 'entry 2', 'entry 3'],
     );
     assert.equal(await count(node, 'Malformed.Ok'), 0);
-    assert.equal(worker(node).storage.listSchemas(ACCOUNT).some((s) => s.schema === 'Malformed.Ok'), false);
-    assert.equal((await node.request('POST', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body: { not: 'an array' } })).status, 400);
+    assert.equal(
+      worker(node)
+        .storage.listSchemas(ACCOUNT)
+        .some((s) => s.schema === 'Malformed.Ok'),
+      false,
+    );
+    assert.equal(
+      (await node.request('POST', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body: { not: 'an array' } })).status,
+      400,
+    );
     assert.equal((await node.request('POST', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body: '[{' })).status, 400);
   });
 
@@ -171,10 +214,16 @@ describe('inflow API', function () {
     const dropped0 = await droppedMetric();
     assert.equal((await push(tokens.exact!)).status, 200);
     assert.equal((await droppedMetric()) - dropped0, 4);
-    assert.deepEqual([await count(node, 'scope.exact'), await count(node, 'scope.pre.a'), await count(node, 'scope.other')], [1, 0, 0]);
+    assert.deepEqual(
+      [await count(node, 'scope.exact'), await count(node, 'scope.pre.a'), await count(node, 'scope.other')],
+      [1, 0, 0],
+    );
     assert.equal((await push(tokens.prefix!)).status, 200);
     assert.equal((await droppedMetric()) - dropped0, 4 + 3);
-    assert.deepEqual([await count(node, 'scope.pre.a'), await count(node, 'scope.pre.b'), await count(node, 'scope.other')], [1, 1, 0]);
+    assert.deepEqual(
+      [await count(node, 'scope.pre.a'), await count(node, 'scope.pre.b'), await count(node, 'scope.other')],
+      [1, 1, 0],
+    );
     assert.equal((await push(tokens.star!)).status, 200);
     assert.equal((await droppedMetric()) - dropped0, 7);
     assert.deepEqual([await count(node, 'scope.exact.more'), await count(node, 'scope.other')], [1, 1]);
@@ -216,16 +265,15 @@ describe('inflow API', function () {
     });
     assert.equal(res.status, 200, await res.clone().text());
     assert.deepEqual(await res.json(), { rows: 2 });
-    const schema = worker(node).storage.listSchemas(ACCOUNT).find((s) => s.schema === 'Csv.Upload')!;
-    assert.deepEqual(
-      schema.columns.slice(6),
-      [
-        { name: 'host', type: 'String' },
-        { name: 'count', type: 'Int64' },
-        { name: 'ratio', type: 'Float64' },
-        { name: 'ok', type: 'Boolean' },
-      ],
-    );
+    const schema = worker(node)
+      .storage.listSchemas(ACCOUNT)
+      .find((s) => s.schema === 'Csv.Upload')!;
+    assert.deepEqual(schema.columns.slice(6), [
+      { name: 'host', type: 'String' },
+      { name: 'count', type: 'Int64' },
+      { name: 'ratio', type: 'Float64' },
+      { name: 'ok', type: 'Boolean' },
+    ]);
     const got = await rows(node, 'Csv.Upload', (r) => `SELECT host, epoch_ms("timestamp") AS t FROM ${r} ORDER BY host`);
     assert.equal(got.length, 2);
     assert.ok(Number(got[0]!.t) >= before && Number(got[0]!.t) <= Date.now());
@@ -239,10 +287,19 @@ describe('inflow API', function () {
     for (const t of ['exact', 'prefix']) {
       const res = await node.request('POST', `/inflow/${ACCOUNT}/scope.exact/csv`, { token: tokens[t], body: 'a\n1\n' });
       assert.equal(res.status, 403, t);
-      assert.equal(((await res.json()) as { message: string }).message, 'CSV and TSV ingest needs a token with unrestricted inflow access (*).');
+      assert.equal(
+        ((await res.json()) as { message: string }).message,
+        'CSV and TSV ingest needs a token with unrestricted inflow access (*).',
+      );
     }
-    assert.equal((await node.request('POST', `/inflow/${ACCOUNT}/Tsv.Upload/tsv`, { token: tokens.viewer, body: tsv })).status, 403);
-    assert.equal((await node.request('POST', `/inflow/${ACCOUNT}/Tsv.Upload/tsv`, { token: tokens.admin, body: tsv })).status, 200);
+    assert.equal(
+      (await node.request('POST', `/inflow/${ACCOUNT}/Tsv.Upload/tsv`, { token: tokens.viewer, body: tsv })).status,
+      403,
+    );
+    assert.equal(
+      (await node.request('POST', `/inflow/${ACCOUNT}/Tsv.Upload/tsv`, { token: tokens.admin, body: tsv })).status,
+      200,
+    );
   });
 
   it('CSV: a malformed line is refused with its line number and what was stored before it', async () => {
@@ -279,7 +336,14 @@ describe('inflow without a writable worker', function () {
 
   it('answers 507 with Retry-After when every worker is short of space, and nothing is written', async () => {
     const node = await startTestNode({
-      users: [{ userId: '00000000-0000-0000-0000-0000000000e9', username: 'p', password: PW, accounts: { default: ['Service.Account.Inflow'] } }],
+      users: [
+        {
+          userId: '00000000-0000-0000-0000-0000000000e9',
+          username: 'p',
+          password: PW,
+          accounts: { default: ['Service.Account.Inflow'] },
+        },
+      ],
       config: { backend: { minimumFreeSpaceBytes: Number.MAX_SAFE_INTEGER } },
     });
     try {
@@ -299,7 +363,14 @@ describe('inflow without a writable worker', function () {
   it('answers 503 with Retry-After when no worker is registered', async () => {
     const node = await startTestNode({
       roles: { backend: false },
-      users: [{ userId: '00000000-0000-0000-0000-0000000000ea', username: 'p', password: PW, accounts: { default: ['Service.Account.Inflow'] } }],
+      users: [
+        {
+          userId: '00000000-0000-0000-0000-0000000000ea',
+          username: 'p',
+          password: PW,
+          accounts: { default: ['Service.Account.Inflow'] },
+        },
+      ],
     });
     try {
       const token = await node.signIn('p', PW);
