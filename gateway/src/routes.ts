@@ -1,6 +1,9 @@
 import { authRoutes } from './auth/auth-routes.js';
 import { openApiDocument } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
+import { alertRoutes } from './incidents/alert-routes.js';
+import { groupRoutes } from './incidents/group-routes.js';
+import { incidentRoutes } from './incidents/incident-routes.js';
 import { inflowRoutes } from './inflow/inflow-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
@@ -9,7 +12,14 @@ import { settingsRoutes } from './settings/settings-routes.js';
  * walks this table against every role, so a route without a rule cannot slip in.
  */
 export function allRoutes(): RouteDef[] {
-  const routes: RouteDef[] = [...authRoutes, ...settingsRoutes, ...inflowRoutes];
+  const routes: RouteDef[] = [
+    ...authRoutes,
+    ...settingsRoutes,
+    ...incidentRoutes,
+    ...alertRoutes,
+    ...groupRoutes,
+    ...inflowRoutes,
+  ];
   routes.push({
     method: 'GET',
     path: '/openapi.json',

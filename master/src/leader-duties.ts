@@ -1,6 +1,8 @@
 import { DirectoryRepository } from './directory/directory-repository.js';
 import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
+import { storedMailSettings } from './notifications/mail-settings.js';
+import { MailerDuty } from './notifications/mailer-duty.js';
 
 /** Applies setupService provisioning once per election (idempotent). */
 class ProvisioningDuty implements LeaderDuty {
@@ -13,5 +15,5 @@ class ProvisioningDuty implements LeaderDuty {
 
 /** Every leader duty, started in this order after election and stopped in reverse. */
 export function leaderDuties(): LeaderDuty[] {
-  return [new ProvisioningDuty()];
+  return [new ProvisioningDuty(), new MailerDuty((state) => storedMailSettings(state.store))];
 }

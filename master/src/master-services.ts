@@ -1,9 +1,18 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { implementService, type Logger } from '@strata/common';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
+import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
+import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
+import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { alertHandlers } from './alerts/alert-grpc.js';
+import { AlertService } from './alerts/alert-service.js';
 import { DirectoryRepository } from './directory/directory-repository.js';
 import { directoryHandlers } from './directory/directory-service.js';
+import { groupHandlers } from './groups/group-grpc.js';
+import { GroupService } from './groups/group-service.js';
+import { incidentHandlers } from './incidents/incident-grpc.js';
+import { IncidentService } from './incidents/incident-service.js';
 import type { LeaderState } from './leader-state.js';
 import { SettingsRepository } from './settings/settings-repository.js';
 import { settingsHandlers } from './settings/settings-service.js';
@@ -13,12 +22,33 @@ import { settingsHandlers } from './settings/settings-service.js';
  * relational store only through `leader()`, which refuses on a standby.
  */
 export function masterServices(leader: () => LeaderState, log: Logger) {
+  const incidents = () => new IncidentService(leader().store);
   const services: { definition: Record<string, unknown>; implementation: UntypedServiceImplementation }[] = [
     {
       definition: DirectoryServiceService,
       implementation: implementService(
         DirectoryServiceService,
         directoryHandlers(() => new DirectoryRepository(leader().store)),
+        log,
+      ),
+    },
+    {
+      definition: IncidentServiceService,
+      implementation: implementService(IncidentServiceService, incidentHandlers(incidents), log),
+    },
+    {
+      definition: GroupServiceService,
+      implementation: implementService(
+        GroupServiceService,
+        groupHandlers(() => new GroupService(leader().store)),
+        log,
+      ),
+    },
+    {
+      definition: AlertServiceService,
+      implementation: implementService(
+        AlertServiceService,
+        alertHandlers(() => new AlertService(leader().store, incidents())),
         log,
       ),
     },

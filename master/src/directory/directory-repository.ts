@@ -182,11 +182,12 @@ export class DirectoryRepository {
     return rows.map(toUser);
   }
 
-  async isAccountMember(accountId: string, userId: string): Promise<boolean> {
-    const row = await this.store.one('SELECT 1 AS x FROM account_permissions WHERE account_id = $1 AND user_id = $2 LIMIT 1', [
-      accountId.toLowerCase(),
-      userId.toLowerCase(),
-    ]);
+  /** Whether the user holds any permission on the account; pass `tx` to check inside a write transaction. */
+  async isAccountMember(accountId: string, userId: string, tx?: SqlExecutor): Promise<boolean> {
+    const row = await (tx ?? this.store).one(
+      'SELECT 1 AS x FROM account_permissions WHERE account_id = $1 AND user_id = $2 LIMIT 1',
+      [accountId.toLowerCase(), userId.toLowerCase()],
+    );
     return row !== undefined;
   }
 }
