@@ -1,0 +1,76 @@
+/**
+ * The query engine's public API.
+ *
+ * - `warmQueryEngine()` once at start-up (loads and warms the KQL parser).
+ * - `planQuery(text, catalog, options)`: parse, bind to the caller's schema catalog, and cut into
+ *   worker fragments + a gateway merge. Throws a StrataError ('invalid', with token positions)
+ *   for anything refused.
+ * - `executePlan(plan, runner, options)`: run it (see exec/executor.ts).
+ * - `parseQuery(text, catalog, cursor)`: the /kusto/parse answer (diagnostics, result columns,
+ *   completions).
+ */
+import { isStrataError, StrataError } from '@strata/common';
+import { planQuery as cut, type PlanInput, type QueryPlan } from './plan/planner.js';
+import { QueryBinder } from './semantic/query-binder.js';
+import { warmKustoParser } from './syntax/kusto-runtime.js';
+import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseKql } from './syntax/parse-kql.js';
+import type { KqlType, SchemaCatalog } from './types.js';
+
+export interface PlanOptions {
+  /** The query's `now()`; defaults to the current time. */
+  now?: Date;
+  /** Result row cap (rows beyond it are cut and flagged). */
+  maxRows?: number;
+  /** The column whose filters prune segments. */
+  timeColumn?: string;
+  limits?: ParseLimits;
+}
+
+export const DEFAULT_MAX_ROWS = 50_000;
+
+export function warmQueryEngine(): Promise<number> {
+  return warmKustoParser();
+}
+
+function nowMicros(now: Date | undefined): bigint {
+  return BigInt(now ? now.getTime() : Date.now()) * 1000n;
+}
+
+/** Parses and binds a query; the bound form and result columns. */
+export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}) {
+  const ast = parseKql(text, options.limits ?? DEFAULT_PARSE_LIMITS);
+  const nowUs = nowMicros(options.now);
+  const binder = new QueryBinder(catalog, { nowUs, timeColumn: options.timeColumn ?? 'timestamp' });
+  const bound = binder.bindQuery(ast);
+  return { ast, bound, nowUs };
+}
+
+export function planQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}): QueryPlan {
+  try {
+    const { ast, bound, nowUs } = bindQuery(text, catalog, options);
+    const input: PlanInput = { rel: bound.rel, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
+    if (ast.render) input.render = ast.render;
+    return cut(input);
+  } catch (err) {
+    throw asQueryError(err);
+  }
+}
+
+/** Anything unexpected while analysing a query is still the query's problem to the client: a 400. */
+export function asQueryError(err: unknown): StrataError {
+  if (isStrataError(err)) return err;
+  if (err instanceof RangeError && /call stack/i.test(err.message)) {
+    return new StrataError('invalid', 'The query is nested too deeply.', { cause: err });
+  }
+  return new StrataError('invalid', 'The query could not be analysed.', { cause: err });
+}
+
+export interface ResultColumn {
+  name: string;
+  type: KqlType;
+}
+
+export { type ExecuteOptions, executePlan, type FragmentRunner } from './exec/executor.js';
+export { MergeDatabase } from './exec/merge-database.js';
+export type { QueryResult } from './exec/result-format.js';
+export type { FragmentSpec, QueryPlan } from './plan/planner.js';

@@ -1,0 +1,43 @@
+/**
+ * The gateway's in-memory DuckDB where fragment rows are merged. One instance per process; each
+ * query gets its own connection (DuckDB connections must not be shared by concurrent async calls)
+ * and its fragment tables are TEMP tables of that connection, gone when it closes.
+ */
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+
+export interface MergeDatabaseOptions {
+  /** DuckDB worker threads for merges (default: DuckDB's own choice, the core count). */
+  threads?: number;
+  /** DuckDB memory limit for merges, e.g. '1GB'. */
+  memoryLimit?: string;
+}
+
+export class MergeDatabase {
+  private instance: Promise<DuckDBInstance> | undefined;
+
+  constructor(private readonly options: MergeDatabaseOptions = {}) {}
+
+  private open(): Promise<DuckDBInstance> {
+    this.instance ??= (async () => {
+      const config: Record<string, string> = {};
+      if (this.options.threads) config.threads = String(this.options.threads);
+      if (this.options.memoryLimit) config.memory_limit = this.options.memoryLimit;
+      return DuckDBInstance.create(':memory:', config);
+    })();
+    return this.instance;
+  }
+
+  async connect(): Promise<DuckDBConnection> {
+    const instance = await this.open();
+    const connection = await instance.connect();
+    // Casts between TIMESTAMP and TIMESTAMPTZ (todatetime with offsets) read UTC.
+    await connection.run("SET TimeZone = 'UTC'");
+    return connection;
+  }
+
+  async close(): Promise<void> {
+    const instance = this.instance;
+    this.instance = undefined;
+    if (instance) (await instance).closeSync();
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Result values as clients expect them: DateTime as fixed-width UTC ISO strings with 7 fractional
+ * digits (Grafana sorts them as strings), TimeSpan as `[-][d.]hh:mm:ss[.fffffff]`, Int64 and
+ * Float64 as JSON numbers (non-finite reals as "NaN", "Infinity", "-Infinity"), Dynamic as JSON,
+ * strings never null.
+ */
+import { type KqlType, RESULT_TYPE_NAME } from '../types.js';
+
+const pad = (n: number | bigint, width: number) => String(n).padStart(width, '0');
+
+/** Civil date from days since 1970-01-01 (proleptic Gregorian). */
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [era * 400 + yoe + (m <= 2 ? 1 : 0), m, d];
+}
+
+/** µs since the Unix epoch → `2024-02-21T07:50:00.0000000Z`. */
+export function formatDateTime(micros: bigint): string {
+  const dayUs = 86_400_000_000n;
+  let days = micros / dayUs;
+  let rem = micros % dayUs;
+  if (rem < 0n) {
+    rem += dayUs;
+    days -= 1n;
+  }
+  const [y, m, d] = civilFromDays(Number(days));
+  const secs = Number(rem / 1_000_000n);
+  const frac = Number(rem % 1_000_000n);
+  const h = Math.floor(secs / 3600);
+  const mi = Math.floor((secs % 3600) / 60);
+  const s = secs % 60;
+  return `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}T${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}.${pad(frac, 6)}0Z`;
+}
+
+/** Ticks (100 ns) → `[-][d.]hh:mm:ss[.fffffff]`. */
+export function formatTimespan(ticks: bigint): string {
+  const neg = ticks < 0n;
+  let t = neg ? -ticks : ticks;
+  const day = 864_000_000_000n;
+  const days = t / day;
+  t %= day;
+  const h = t / 36_000_000_000n;
+  t %= 36_000_000_000n;
+  const m = t / 600_000_000n;
+  t %= 600_000_000n;
+  const s = t / 10_000_000n;
+  const f = t % 10_000_000n;
+  return `${neg ? '-' : ''}${days > 0n ? `${days}.` : ''}${pad(h, 2)}:${pad(m, 2)}:${pad(s, 2)}${f > 0n ? `.${pad(f, 7)}` : ''}`;
+}
+
+export type ResultValue = string | number | boolean | null | object;
+
+/** A value read from the merge statement (see readableColumn) → its JSON form. */
+export function formatValue(type: KqlType, raw: unknown): ResultValue {
+  switch (type) {
+    case 'string':
+      return raw === null || raw === undefined ? '' : String(raw);
+    case 'long':
+      return raw === null || raw === undefined ? null : Number(raw as bigint);
+    case 'real': {
+      if (raw === null || raw === undefined) return null;
+      const n = Number(raw);
+      if (Number.isNaN(n)) return 'NaN';
+      if (n === Number.POSITIVE_INFINITY) return 'Infinity';
+      if (n === Number.NEGATIVE_INFINITY) return '-Infinity';
+      return n;
+    }
+    case 'bool':
+      return raw === null || raw === undefined ? null : Boolean(raw);
+    case 'datetime':
+      return raw === null || raw === undefined ? null : formatDateTime(BigInt(raw as bigint));
+    case 'timespan':
+      return raw === null || raw === undefined ? null : formatTimespan(BigInt(raw as bigint));
+    case 'guid':
+      return raw === null || raw === undefined ? null : String(raw);
+    case 'dynamic':
+      if (raw === null || raw === undefined) return null;
+      try {
+        return JSON.parse(String(raw)) as ResultValue;
+      } catch {
+        return String(raw);
+      }
+  }
+}
+
+export interface QueryResult {
+  header: string[];
+  columns: { name: string; type: string }[];
+  results: Record<string, ResultValue>[];
+  render?: { chartType: string; options?: Record<string, unknown> };
+  /** True when the row cap cut the result. */
+  truncated: boolean;
+}
+
+export function resultColumns(columns: { name: string; type: KqlType }[]): QueryResult['columns'] {
+  return columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] }));
+}

@@ -1,0 +1,221 @@
+/**
+ * The answer to `POST /search/{accountId}/kusto/parse`: whether the query would run (the same
+ * parse and bind as execution, stopping at the first error), its result columns, and completions
+ * at the cursor from Microsoft's language service, limited to what this engine supports.
+ */
+import { isStrataError } from '@strata/common';
+import { asQueryError, bindQuery, type PlanOptions } from './engine.js';
+import { AGGREGATES } from './semantic/aggregates.js';
+import { kustoLanguage } from './syntax/kusto-runtime.js';
+import { DEFAULT_PARSE_LIMITS } from './syntax/parse-kql.js';
+import { prescan } from './syntax/prescan.js';
+import { KQL_TYPE_NAME, RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
+
+export interface ApiErrorModel {
+  message: string;
+  stackTrace: null;
+  errors: { message: string | null; tokens: { start: number; end: number }[] }[];
+}
+
+export interface AutoCompletion {
+  token: { start: number; length: number };
+  value: string;
+  completionType: string;
+  description: string;
+}
+
+export interface ParseResponse {
+  parseSuccess: boolean;
+  tokenInfo: never[];
+  suggestions: { autoCompletions: AutoCompletion[] } | null;
+  error: ApiErrorModel | null;
+  header: string[];
+  columns: { name: string; type: string }[];
+}
+
+export function toApiError(err: unknown): ApiErrorModel {
+  const e = isStrataError(err) ? err : asQueryError(err);
+  return {
+    message: e.message,
+    stackTrace: null,
+    errors:
+      e.details.length > 0
+        ? e.details.map((d) => ({ message: d.message, tokens: d.tokens }))
+        : [{ message: e.message, tokens: [] }],
+  };
+}
+
+const SUPPORTED_OPERATORS = new Set([
+  'where',
+  'filter',
+  'project',
+  'project-away',
+  'project-rename',
+  'extend',
+  'summarize',
+  'count',
+  'distinct',
+  'take',
+  'limit',
+  'sort',
+  'order',
+  'top',
+  'union',
+  'parse',
+  'render',
+  'datatable',
+  'range',
+  'print',
+  'let',
+]);
+
+const SUPPORTED_FUNCTIONS = new Set([
+  'ago',
+  'now',
+  'bin',
+  'floor',
+  'datetime',
+  'todatetime',
+  'tostring',
+  'toint',
+  'tolong',
+  'todouble',
+  'toreal',
+  'tobool',
+  'toguid',
+  'strlen',
+  'substring',
+  'tolower',
+  'toupper',
+  'strcat',
+  'extract',
+  'iff',
+  'iif',
+  'case',
+  'coalesce',
+  'isnull',
+  'isnotnull',
+  'isempty',
+  'isnotempty',
+  'round',
+  'abs',
+  'sqrt',
+  'parse_json',
+  'todynamic',
+  'startofday',
+  'startofweek',
+  'startofmonth',
+  'datetime_part',
+  'format_datetime',
+  'not',
+  ...Object.keys(AGGREGATES),
+]);
+
+const COMPLETION_KIND_NAMES: Record<number, string> = {};
+
+function kindName(kind: number): string {
+  if (Object.keys(COMPLETION_KIND_NAMES).length === 0) {
+    for (const [name, value] of Object.entries(kustoLanguage().Editor.CompletionKind)) {
+      if (typeof value === 'number') COMPLETION_KIND_NAMES[value] = name;
+    }
+  }
+  return COMPLETION_KIND_NAMES[kind] ?? 'Unknown';
+}
+
+function schemaName(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `['${name.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
+}
+
+const globalsCache = new Map<string, unknown>();
+
+function globalsFor(catalog: SchemaCatalog): unknown {
+  const key = catalog.tables
+    .map((t) => `${t.name}\u0001${t.columns.map((c) => `${c.name}\u0002${c.type}`).join('\u0003')}`)
+    .join('\u0004');
+  const cached = globalsCache.get(key);
+  if (cached) return cached;
+  const K = kustoLanguage();
+  const tables = catalog.tables.map(
+    (t) =>
+      new K.Symbols.TableSymbol.$ctor7(
+        t.name,
+        `(${t.columns.map((c) => `${schemaName(c.name)}:${KQL_TYPE_NAME[c.type]}`).join(', ')})`,
+        null,
+      ),
+  );
+  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', tables));
+  if (globalsCache.size > 32) globalsCache.delete(globalsCache.keys().next().value as string);
+  globalsCache.set(key, globals);
+  return globals;
+}
+
+function completions(text: string, catalog: SchemaCatalog, cursor: number): AutoCompletion[] {
+  const K = kustoLanguage();
+  const position = Math.max(0, Math.min(cursor, text.length));
+  const code = K.KustoCode.ParseAndAnalyze(text, globalsFor(catalog));
+  const info = new K.Editor.KustoCodeService.ctor(code).GetCompletionItems(position);
+  if (!info?.Items) return [];
+  const out: AutoCompletion[] = [];
+  const kinds = K.Editor.CompletionKind;
+  for (let i = 0; i < info.Items.Count && out.length < 200; i++) {
+    const item = info.Items.getItem(i);
+    const value = item.MatchText || item.DisplayText;
+    const word = (/^[\w-]+/.exec(value)?.[0] ?? value).toLowerCase();
+    const kind = item.Kind;
+    if (kind === kinds.BuiltInFunction || kind === kinds.AggregateFunction) {
+      if (!SUPPORTED_FUNCTIONS.has(word)) continue;
+    } else if (kind === kinds.QueryPrefix || kind === kinds.TabularPrefix || kind === kinds.TabularSuffix) {
+      if (!SUPPORTED_OPERATORS.has(word)) continue;
+    } else if (
+      kind === kinds.Database ||
+      kind === kinds.Cluster ||
+      kind === kinds.MaterialiedView ||
+      kind === kinds.EntityGroup ||
+      kind === kinds.Graph
+    ) {
+      continue;
+    }
+    out.push({
+      token: { start: info.EditStart, length: info.EditLength },
+      value,
+      completionType: kindName(kind),
+      description: item.DisplayText,
+    });
+  }
+  return out;
+}
+
+const MAX_COMPLETION_QUERY_LENGTH = 16_384;
+
+/** Parses and binds the query; never throws for problems in the query. */
+export function parseQuery(
+  text: string,
+  catalog: SchemaCatalog,
+  cursorPosition?: number,
+  options: PlanOptions = {},
+): ParseResponse {
+  const response: ParseResponse = { parseSuccess: false, tokenInfo: [], suggestions: null, error: null, header: [], columns: [] };
+  try {
+    const { bound } = bindQuery(text, catalog, options);
+    response.parseSuccess = true;
+    response.header = bound.columns.map((c) => c.name);
+    response.columns = bound.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] }));
+  } catch (err) {
+    response.error = toApiError(err);
+  }
+  // Completions analyse the text again with Microsoft's binder (3–5× a parse): only for queries
+  // of editor size within the nesting limit.
+  const limits = options.limits ?? DEFAULT_PARSE_LIMITS;
+  if (
+    cursorPosition !== undefined &&
+    text.length <= MAX_COMPLETION_QUERY_LENGTH &&
+    prescan(text).maxDepth <= limits.maxBracketDepth
+  ) {
+    try {
+      response.suggestions = { autoCompletions: completions(text, catalog, cursorPosition) };
+    } catch {
+      response.suggestions = null;
+    }
+  }
+  return response;
+}

@@ -1,0 +1,188 @@
+/**
+ * Cuts a bound query into per-table worker fragments and a gateway merge.
+ *
+ * A fragment is the longest prefix above a table scan that workers can run over their own rows
+ * without changing the answer: filters and projections, then optionally a partial aggregate, a
+ * limit (take), or a sort with a limit (top, sort | take). Filters on the time column give the
+ * fragment a time range for segment pruning. The merge reads the union of every worker's fragment
+ * rows and runs the rest: the final aggregate, the limit again, the sort again, everything after.
+ * The whole query ends in a limit of maxRows + 1, so a plain filter query ships at most that many
+ * rows from each worker and the caller can tell when rows were cut.
+ */
+import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
+import type { RenderHint } from '../syntax/ast.js';
+import { DUCKDB_TYPE, type KqlType } from '../types.js';
+import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { type OrderKey, readableColumn, SqlGenerator, WIRE_TYPE, wireColumn, wireTypeOf } from './sql-gen.js';
+
+/** The relation name a fragment reads; each worker binds it to its rows of the table. */
+export const FRAGMENT_SOURCE = '__strata_source__';
+
+export interface FragmentSpec {
+  index: number;
+  /** The table (schema) the fragment reads. */
+  table: string;
+  /** Inclusive time bounds (µs since the Unix epoch) for pruning segments; absent sides are open. */
+  timeRange: TimeBounds;
+  /** The statement, reading the relation named FRAGMENT_SOURCE. */
+  sql: string;
+  params: ParamValue[];
+  /** Output columns in order, with their wire (DuckDB) types. */
+  columns: { id: string; type: string }[];
+  /** At most this many rows are useful from each worker (the statement already limits). */
+  limit?: bigint;
+}
+
+export interface QueryPlan {
+  fragments: FragmentSpec[];
+  /** The gateway statement over tables f0, f1 … holding each fragment's rows. */
+  merge: RenderedSql;
+  /** Result columns in order. */
+  columns: { name: string; type: KqlType; id: string }[];
+  render?: RenderHint;
+  maxRows: number;
+  nowUs: bigint;
+}
+
+interface PlanState {
+  fragments: FragmentSpec[];
+  orderIds: { next: number };
+}
+
+function isPushable(rel: Rel): boolean {
+  if (rel.kind === 'scan') return true;
+  if (rel.kind === 'filter' || rel.kind === 'project') return isPushable(rel.input);
+  return false;
+}
+
+function collectTime(rel: Rel, acc: TimeBounds): void {
+  if (rel.kind === 'filter' && rel.time) {
+    if (rel.time.fromUs !== undefined && (acc.fromUs === undefined || rel.time.fromUs > acc.fromUs)) acc.fromUs = rel.time.fromUs;
+    if (rel.time.toUs !== undefined && (acc.toUs === undefined || rel.time.toUs < acc.toUs)) acc.toUs = rel.time.toUs;
+  }
+  if ('input' in rel) collectTime(rel.input, acc);
+}
+
+function scanTable(rel: Rel): string {
+  if (rel.kind === 'scan') return rel.table;
+  if ('input' in rel) return scanTable(rel.input);
+  throw new Error('fragment without a scan');
+}
+
+function makeFragment(
+  rel: Rel,
+  state: PlanState,
+  limit?: bigint,
+): { leaf: Extract<Rel, { kind: 'fragment' }>; order?: OrderKey[] } {
+  const gen = new SqlGenerator({
+    scanSource: () => sql`${ident(FRAGMENT_SOURCE)}`,
+    fragmentSource: () => {
+      throw new Error('nested fragment');
+    },
+    orderIds: state.orderIds,
+  });
+  const g = gen.gen(rel);
+  const order = g.order ?? [];
+  const columns = [
+    ...g.visible.map((c) => ({ id: c.id, type: DUCKDB_TYPE[c.type] })),
+    ...g.extra.map((e) => ({ id: e.id, type: e.duckType })),
+    ...order.map((o) => ({ id: o.id, type: o.duckType })),
+  ];
+  const statement = gen.statement(
+    g,
+    columns.map((c) => wireColumn(c.id, c.type)),
+  );
+  const rendered = render(statement);
+  const timeRange: TimeBounds = {};
+  collectTime(rel, timeRange);
+  const index = state.fragments.length;
+  state.fragments.push({
+    index,
+    table: scanTable(rel),
+    timeRange,
+    sql: rendered.text,
+    params: rendered.params,
+    columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) })),
+    ...(limit !== undefined ? { limit } : {}),
+  });
+  const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
+  return { leaf: { kind: 'fragment', index, columns: g.visible, extra }, order };
+}
+
+function split(rel: Rel, state: PlanState): Rel {
+  switch (rel.kind) {
+    case 'scan':
+      return makeFragment(rel, state).leaf;
+    case 'filter':
+    case 'project':
+      if (isPushable(rel)) return makeFragment(rel, state).leaf;
+      return { ...rel, input: split(rel.input, state) };
+    case 'partial-aggregate':
+      if (isPushable(rel.input)) return makeFragment(rel, state).leaf;
+      return { ...rel, input: split(rel.input, state) };
+    case 'limit': {
+      if (isPushable(rel.input)) return { ...rel, input: makeFragment(rel, state, rel.count).leaf };
+      if (rel.input.kind === 'sort' && isPushable(rel.input.input)) {
+        const sort = rel.input;
+        const { leaf, order } = makeFragment(rel, state, rel.count);
+        // The merge sorts the union of every worker's top rows by the same keys (shipped as columns).
+        const keys: SortSpec[] = (order ?? []).map((o, i) => ({
+          sql: sql`${ident(o.id)}`,
+          type: (sort.keys[i] as SortSpec).type,
+          descending: o.descending,
+          nullsFirst: o.nullsFirst,
+        }));
+        return { ...rel, input: { kind: 'sort', input: leaf, keys, columns: leaf.columns } };
+      }
+      return { ...rel, input: split(rel.input, state) };
+    }
+    case 'sort':
+    case 'final-aggregate':
+      return { ...rel, input: split(rel.input, state) } as Rel;
+    case 'union':
+      return { ...rel, inputs: rel.inputs.map((i) => ({ ...i, rel: split(i.rel, state) })) };
+    case 'values':
+    case 'select':
+    case 'range':
+    case 'fragment':
+      return rel;
+  }
+}
+
+export interface PlanInput {
+  rel: Rel;
+  render?: RenderHint;
+  maxRows: number;
+  nowUs: bigint;
+}
+
+export function planQuery(input: PlanInput): QueryPlan {
+  const columns: Column[] = relColumns(input.rel);
+  const root: Rel = { kind: 'limit', input: input.rel, count: BigInt(input.maxRows) + 1n, columns };
+  const state: PlanState = { fragments: [], orderIds: { next: 0 } };
+  const mergeRel = split(root, state);
+  const gen = new SqlGenerator({
+    scanSource: () => {
+      throw new Error('scan left in the merge');
+    },
+    fragmentSource: (index) => sql`${ident(`f${index}`)}`,
+    orderIds: state.orderIds,
+  });
+  const g = gen.gen(mergeRel);
+  const merge = render(
+    gen.statement(
+      g,
+      columns.map((c) => readableColumn(c)),
+    ),
+  );
+  return {
+    fragments: state.fragments,
+    merge,
+    columns: columns.map((c) => ({ name: c.name, type: c.type, id: c.id })),
+    ...(input.render ? { render: input.render } : {}),
+    maxRows: input.maxRows,
+    nowUs: input.nowUs,
+  };
+}
+
+export { WIRE_TYPE };

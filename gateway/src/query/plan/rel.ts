@@ -1,0 +1,75 @@
+/**
+ * The relational form of a bound query: what the binder produces from the syntax tree and what the
+ * planner cuts into worker fragments and a gateway merge. Expressions are already SQL (`Sql`
+ * nodes with bound parameters); column identities are engine-generated SQL names (`c12`), so user
+ * column names never appear in statements, and two columns whose names differ only by case (legal
+ * in KQL, not in DuckDB) cannot collide.
+ */
+import type { Sql } from '../sql/sql.js';
+import type { KqlType } from '../types.js';
+
+export interface Column {
+  /** The KQL name shown in results. */
+  name: string;
+  type: KqlType;
+  /** The SQL column name inside statements (`c12`). */
+  id: string;
+  /** Set while the column still carries a source table column unchanged (used for time pruning). */
+  origin?: string;
+}
+
+export interface Output {
+  col: Column;
+  sql: Sql;
+}
+
+export interface SortSpec {
+  sql: Sql;
+  type: KqlType;
+  descending: boolean;
+  nullsFirst: boolean;
+}
+
+/** Inclusive bounds on the time column of one scan, in µs since the Unix epoch. */
+export interface TimeBounds {
+  fromUs?: bigint;
+  toUs?: bigint;
+}
+
+/**
+ * One aggregate split into a per-worker partial state and a merge over the partial states. The
+ * partial columns are SQL aggregates over the input rows; the final expressions are SQL
+ * aggregates over the partial columns (grouped by the same keys).
+ */
+export interface AggregatePart {
+  /** `type` is the DuckDB type of the partial state (it crosses the wire). */
+  partials: { id: string; sql: Sql; type: string }[];
+  finals: { col: Column; sql: Sql }[];
+}
+
+export type Rel =
+  | { kind: 'scan'; table: string; columns: Column[] }
+  | { kind: 'values'; columns: Column[]; rows: Sql[][] }
+  | { kind: 'select'; columns: Column[]; outputs: Output[] } // print: one row, no input
+  | { kind: 'range'; column: Column; from: Sql; to: Sql; step: Sql }
+  | { kind: 'filter'; input: Rel; predicate: Sql; time?: TimeBounds; columns: Column[] }
+  | { kind: 'project'; input: Rel; outputs: Output[]; columns: Column[] }
+  | { kind: 'partial-aggregate'; input: Rel; keys: Output[]; aggregates: AggregatePart[]; columns: Column[] }
+  | { kind: 'final-aggregate'; input: Rel; keys: Column[]; aggregates: AggregatePart[]; columns: Column[] }
+  | { kind: 'sort'; input: Rel; keys: SortSpec[]; columns: Column[] }
+  | { kind: 'limit'; input: Rel; count: bigint; columns: Column[] }
+  | { kind: 'union'; inputs: { rel: Rel; map: (Column | null)[] }[]; columns: Column[] }
+  /** A fragment's rows in the merge database; `extra` are partial states or order keys it carries. */
+  | { kind: 'fragment'; index: number; columns: Column[]; extra: { id: string; duckType: string }[] };
+
+export function relColumns(rel: Rel): Column[] {
+  return rel.kind === 'range' ? [rel.column] : rel.columns;
+}
+
+/** Allocates the engine's SQL column names. */
+export class IdAllocator {
+  private next = 0;
+  column(): string {
+    return `c${this.next++}`;
+  }
+}

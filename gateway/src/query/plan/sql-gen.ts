@@ -1,0 +1,260 @@
+/**
+ * Writes a `Rel` tree as one DuckDB statement: a chain of CTEs, one per pipeline step, so step
+ * order is explicit. Row order after `sort` (and `range`) is carried explicitly: the sort keys
+ * become hidden columns that later order-preserving steps keep and re-apply, because SQL does not
+ * promise that a CTE's ORDER BY survives the next step.
+ */
+import { ident, int, join, type Sql, sql } from '../sql/sql.js';
+import { DUCKDB_TYPE, type KqlType } from '../types.js';
+import type { Column, Rel } from './rel.js';
+
+/** How a value of each KQL type travels between worker and gateway (plain DuckDB types only). */
+export const WIRE_TYPE: Record<KqlType, string> = {
+  string: 'VARCHAR',
+  long: 'BIGINT',
+  real: 'DOUBLE',
+  bool: 'BOOLEAN',
+  datetime: 'TIMESTAMP',
+  timespan: 'BIGINT',
+  guid: 'VARCHAR',
+  dynamic: 'VARCHAR',
+};
+
+/** The wire type of a DuckDB type used inside statements. */
+export function wireTypeOf(duckType: string): string {
+  return duckType === 'UUID' || duckType === 'JSON' ? 'VARCHAR' : duckType;
+}
+
+const DUCK_TYPE_SQL: Record<string, Sql> = {
+  VARCHAR: sql`VARCHAR`,
+  BIGINT: sql`BIGINT`,
+  DOUBLE: sql`DOUBLE`,
+  BOOLEAN: sql`BOOLEAN`,
+  TIMESTAMP: sql`TIMESTAMP`,
+  UUID: sql`UUID`,
+  JSON: sql`JSON`,
+};
+
+export function duckTypeSql(duckType: string): Sql {
+  const t = Object.hasOwn(DUCK_TYPE_SQL, duckType) ? DUCK_TYPE_SQL[duckType] : undefined;
+  if (!t) throw new Error(`unexpected DuckDB type ${duckType}`);
+  return t;
+}
+
+const canonical = (t: KqlType): Sql => duckTypeSql(DUCKDB_TYPE[t]);
+
+/** Reads a scanned storage column as the engine's canonical type (a no-op cast when it already is). */
+function scanColumnSql(name: string, type: KqlType): Sql {
+  const col = sql`${ident(name)}`;
+  if (type === 'guid' || type === 'dynamic') return sql`TRY_CAST(${col} AS ${canonical(type)})`;
+  return sql`CAST(${col} AS ${canonical(type)})`;
+}
+
+/** Restores a wire value to its canonical type. */
+function fromWire(id: string, duckType: string): Sql {
+  const v = sql`${ident(id)}`;
+  if (duckType === 'UUID') return sql`CAST(${v} AS UUID)`;
+  if (duckType === 'JSON') return sql`CAST(${v} AS JSON)`;
+  return v;
+}
+
+export interface OrderKey {
+  id: string;
+  duckType: string;
+  descending: boolean;
+  nullsFirst: boolean;
+}
+
+export interface Generated {
+  name: string;
+  visible: Column[];
+  /** Partial aggregate states (or a fragment's carried columns). */
+  extra: { id: string; duckType: string }[];
+  /** Current row order, as hidden (or visible) columns. */
+  order?: OrderKey[];
+}
+
+export interface GenOptions {
+  /** The relation a scan reads. */
+  scanSource: (table: string) => Sql;
+  /** The temp table holding a fragment's rows in the merge database. */
+  fragmentSource: (index: number) => Sql;
+  /** Shared by every statement of one plan, so hidden order columns never collide. */
+  orderIds: { next: number };
+}
+
+export class SqlGenerator {
+  private readonly ctes: Sql[] = [];
+  private counter = 0;
+
+  constructor(private readonly options: GenOptions) {}
+
+  private add(body: Sql): string {
+    const name = `s${this.counter++}`;
+    this.ctes.push(sql`${ident(name)} AS (${body})`);
+    return name;
+  }
+
+  orderBy(order: OrderKey[] | undefined): Sql {
+    if (!order || order.length === 0) return sql``;
+    return sql` ORDER BY ${join(
+      order.map(
+        (o) => sql`${ident(o.id)}${o.descending ? sql` DESC` : sql` ASC`}${o.nullsFirst ? sql` NULLS FIRST` : sql` NULLS LAST`}`,
+      ),
+      ', ',
+    )}`;
+  }
+
+  gen(rel: Rel): Generated {
+    switch (rel.kind) {
+      case 'scan': {
+        const cols = rel.columns.map((c) => sql`${scanColumnSql(c.origin ?? c.name, c.type)} AS ${ident(c.id)}`);
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${this.options.scanSource(rel.table)}`);
+        return { name, visible: rel.columns, extra: [] };
+      }
+      case 'fragment': {
+        const cols = [
+          ...rel.columns.map((c) => sql`${fromWire(c.id, DUCKDB_TYPE[c.type])} AS ${ident(c.id)}`),
+          ...rel.extra.map((e) => sql`${fromWire(e.id, e.duckType)} AS ${ident(e.id)}`),
+        ];
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${this.options.fragmentSource(rel.index)}`);
+        return { name, visible: rel.columns, extra: rel.extra };
+      }
+      case 'values': {
+        if (rel.rows.length === 0) {
+          const nulls = rel.columns.map((c) => sql`CAST(NULL AS ${canonical(c.type)}) AS ${ident(c.id)}`);
+          return { name: this.add(sql`SELECT ${join(nulls, ', ')} WHERE false`), visible: rel.columns, extra: [] };
+        }
+        const cols = rel.columns.map((c) => sql`CAST(${ident(c.id)} AS ${canonical(c.type)}) AS ${ident(c.id)}`);
+        const rows = rel.rows.map((r, i) => sql`(${join([...r, sql`${int(i)}`], ', ')})`);
+        const names = join([...rel.columns.map((c) => sql`${ident(c.id)}`), sql`${ident('__row')}`], ', ');
+        // Rows keep their written order.
+        const orderId = `o${this.options.orderIds.next++}`;
+        const name = this.add(
+          sql`SELECT ${join([...cols, sql`${ident('__row')} AS ${ident(orderId)}`], ', ')} FROM (VALUES ${join(rows, ', ')}) AS v(${names})`,
+        );
+        return {
+          name,
+          visible: rel.columns,
+          extra: [],
+          order: [{ id: orderId, duckType: 'BIGINT', descending: false, nullsFirst: false }],
+        };
+      }
+      case 'select': {
+        const cols = rel.outputs.map((o) => sql`${o.sql} AS ${ident(o.col.id)}`);
+        return { name: this.add(sql`SELECT ${join(cols, ', ')}`), visible: rel.columns, extra: [] };
+      }
+      case 'range': {
+        const c = rel.column;
+        let body: Sql;
+        if (c.type === 'real') {
+          body = sql`SELECT CAST(${rel.from} + i * ${rel.step} AS DOUBLE) AS ${ident(c.id)} FROM generate_series(0, CAST(floor((${rel.to} - ${rel.from}) / ${rel.step}) AS BIGINT)) AS t(i)`;
+        } else {
+          body = sql`SELECT g AS ${ident(c.id)} FROM generate_series(${rel.from}, ${rel.to}, ${rel.step}) AS t(g)`;
+        }
+        const orderId = `o${this.options.orderIds.next++}`;
+        // Rows keep the order the series generates them in.
+        const name = this.add(sql`SELECT *, row_number() OVER () AS ${ident(orderId)} FROM (${body})`);
+        return {
+          name,
+          visible: [c],
+          extra: [],
+          order: [{ id: orderId, duckType: 'BIGINT', descending: false, nullsFirst: false }],
+        };
+      }
+      case 'filter': {
+        const g = this.gen(rel.input);
+        const name = this.add(sql`SELECT * FROM ${ident(g.name)} WHERE ${rel.predicate}${this.orderBy(g.order)}`);
+        return { ...g, name };
+      }
+      case 'project': {
+        const g = this.gen(rel.input);
+        // Order keys are hidden `o…` columns, never among the outputs: carry them through.
+        const cols = [
+          ...rel.outputs.map((o) => sql`${o.sql} AS ${ident(o.col.id)}`),
+          ...(g.order ?? []).map((o) => sql`${ident(o.id)}`),
+        ];
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}${this.orderBy(g.order)}`);
+        return { name, visible: rel.columns, extra: [], ...(g.order ? { order: g.order } : {}) };
+      }
+      case 'partial-aggregate': {
+        const g = this.gen(rel.input);
+        const keys = rel.keys.map((k) => sql`${k.sql} AS ${ident(k.col.id)}`);
+        const partials = rel.aggregates.flatMap((a) => a.partials.map((p) => sql`${p.sql} AS ${ident(p.id)}`));
+        const groupBy = rel.keys.length > 0 ? sql` GROUP BY ALL` : sql``;
+        const name = this.add(sql`SELECT ${join([...keys, ...partials], ', ')} FROM ${ident(g.name)}${groupBy}`);
+        return {
+          name,
+          visible: rel.columns,
+          extra: rel.aggregates.flatMap((a) => a.partials.map((p) => ({ id: p.id, duckType: p.type }))),
+        };
+      }
+      case 'final-aggregate': {
+        const g = this.gen(rel.input);
+        const keys = rel.keys.map((k) => sql`${ident(k.id)}`);
+        const finals = rel.aggregates.flatMap((a) => a.finals.map((f) => sql`${f.sql} AS ${ident(f.col.id)}`));
+        const groupBy = rel.keys.length > 0 ? sql` GROUP BY ALL` : sql``;
+        const name = this.add(sql`SELECT ${join([...keys, ...finals], ', ')} FROM ${ident(g.name)}${groupBy}`);
+        return { name, visible: rel.columns, extra: [] };
+      }
+      case 'sort': {
+        const g = this.gen(rel.input);
+        const order: OrderKey[] = rel.keys.map((k) => ({
+          id: `o${this.options.orderIds.next++}`,
+          duckType: DUCKDB_TYPE[k.type],
+          descending: k.descending,
+          nullsFirst: k.nullsFirst,
+        }));
+        const cols = [
+          ...g.visible.map((c) => sql`${ident(c.id)}`),
+          ...g.extra.map((e) => sql`${ident(e.id)}`),
+          ...rel.keys.map((k, i) => sql`${k.sql} AS ${ident((order[i] as OrderKey).id)}`),
+        ];
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}${this.orderBy(order)}`);
+        return { name, visible: g.visible, extra: g.extra, order };
+      }
+      case 'limit': {
+        const g = this.gen(rel.input);
+        const name = this.add(sql`SELECT * FROM ${ident(g.name)}${this.orderBy(g.order)} LIMIT ${int(rel.count)}`);
+        return { ...g, name };
+      }
+      case 'union': {
+        const parts = rel.inputs.map((input) => {
+          const g = this.gen(input.rel);
+          const cols = rel.columns.map((c, i) => {
+            const src = input.map[i];
+            return src ? sql`${ident(src.id)} AS ${ident(c.id)}` : sql`CAST(NULL AS ${canonical(c.type)}) AS ${ident(c.id)}`;
+          });
+          return sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}`;
+        });
+        return { name: this.add(join(parts, ' UNION ALL ')), visible: rel.columns, extra: [] };
+      }
+    }
+  }
+
+  /** The whole statement: the CTE chain, then a final select. */
+  statement(g: Generated, select: Sql[]): Sql {
+    const body = sql`SELECT ${join(select, ', ')} FROM ${ident(g.name)}${this.orderBy(g.order)}`;
+    return this.ctes.length > 0 ? sql`WITH ${join(this.ctes, ', ')} ${body}` : body;
+  }
+}
+
+/** Final result columns in forms the executor reads directly. */
+export function readableColumn(c: Column): Sql {
+  const v = sql`${ident(c.id)}`;
+  switch (c.type) {
+    case 'datetime':
+      return sql`epoch_us(${v}) AS ${ident(c.id)}`;
+    case 'guid':
+    case 'dynamic':
+      return sql`CAST(${v} AS VARCHAR) AS ${ident(c.id)}`;
+    default:
+      return sql`${v} AS ${ident(c.id)}`;
+  }
+}
+
+/** A fragment output column as it travels (guid and dynamic as text). */
+export function wireColumn(id: string, duckType: string): Sql {
+  const v = sql`${ident(id)}`;
+  return duckType === 'UUID' || duckType === 'JSON' ? sql`CAST(${v} AS VARCHAR) AS ${ident(id)}` : sql`${v} AS ${ident(id)}`;
+}

@@ -1,0 +1,433 @@
+/**
+ * Aggregates, each split into a partial state that every worker computes over its own rows and a
+ * merge of the partial states that the gateway computes (an aggregate over the partial columns,
+ * grouped by the same keys). Every aggregate runs this way, also on one worker, so the answer
+ * does not depend on how the data is spread. Partial states cross the wire as plain columns
+ * (counts, sums, JSON text for value lists).
+ *
+ * Kusto's defaults on empty input: count and dcount give 0, make_list/make_set give [], the rest
+ * give null. Percentiles are nearest-rank (Kusto's definition), computed exactly from value lists.
+ */
+import { queryError } from '../errors.js';
+import { type AggregatePart, type Column, IdAllocator } from '../plan/rel.js';
+import { dbl, ident, int, join, type Sql, sql, str } from '../sql/sql.js';
+import type { Expr } from '../syntax/ast.js';
+import { DUCKDB_TYPE, type KqlType } from '../types.js';
+import { type Bound, coerce, convert, strSql } from './bound.js';
+import type { AggregateSink, ExprBinder } from './expr-binder.js';
+import { expressionName, numberForName } from './naming.js';
+
+type CallExpr = Extract<Expr, { kind: 'call' }>;
+
+/** One output column of an aggregate: its value over the final columns, type and default name. */
+export interface AggregateOutput {
+  value: Sql;
+  type: KqlType;
+  /** The name Kusto would give the column (undefined: ColumnN). */
+  name?: string;
+  /** Output of `*`-expanded or extra arguments (arg_max): named after the argument. */
+  fixedName?: boolean;
+}
+
+export interface BoundAggregate {
+  part: AggregatePart;
+  outputs: AggregateOutput[];
+}
+
+interface AggregateEnv {
+  ids: IdAllocator;
+  /** Columns in scope (for `arg_max(x, *)`) and the summarize keys' names. */
+  scope: Column[];
+  keyNames: Set<string>;
+}
+
+type AggregateDef = (call: CallExpr, row: ExprBinder, env: AggregateEnv) => BoundAggregate;
+
+const ref = (c: Column): Sql => sql`${ident(c.id)}`;
+
+function finalCol(env: AggregateEnv, type: KqlType): Column {
+  return { name: '', type, id: env.ids.column() };
+}
+
+function partial(env: AggregateEnv, s: Sql, duckType: string): { id: string; sql: Sql; type: string } {
+  return { id: env.ids.column(), sql: s, type: duckType };
+}
+
+function args(call: CallExpr, min: number, max = min): void {
+  const n = call.args.length;
+  if (n < min || n > max) {
+    throw queryError(
+      `The aggregate '${call.name}' takes ${min === max ? min : `${min} to ${max}`} argument(s), not ${n}.`,
+      call.span,
+    );
+  }
+}
+
+function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
+  const v = b.type === 'dynamic' ? convert(b, 'real', call.name) : b;
+  if (!allowed.includes(v.type)) {
+    throw queryError(`The argument of '${call.name}' must be ${allowed.join(' or ')}; this is a ${b.type}.`, b.span);
+  }
+  return v;
+}
+
+const argName = (call: CallExpr, i = 0): string => {
+  const a = call.args[i];
+  return a ? (expressionName(a) ?? '') : '';
+};
+
+/** A single-column aggregate with a partial column and a merge over it. */
+function single(
+  env: AggregateEnv,
+  partialSql: Sql,
+  partialType: string,
+  finalOf: (p: Sql) => Sql,
+  type: KqlType,
+  name: string,
+): BoundAggregate {
+  const p = partial(env, partialSql, partialType);
+  const f = finalCol(env, type);
+  return {
+    part: { partials: [p], finals: [{ col: f, sql: finalOf(sql`${ident(p.id)}`) }] },
+    outputs: [{ value: ref(f), type, name }],
+  };
+}
+
+const countDef: AggregateDef = (call, row, env) => {
+  args(call, 0, 1);
+  const x = call.args[0] ? row.bind(call.args[0]) : undefined;
+  const countSql = x ? sql`count(${x.type === 'string' ? strSql(x) : x.sql})` : sql`count(*)`;
+  return single(env, countSql, 'BIGINT', (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`, 'long', 'count_');
+};
+
+const countifDef: AggregateDef = (call, row, env) => {
+  args(call, 1);
+  const pred = row.bind(call.args[0] as Expr, true);
+  if (pred.type !== 'bool') throw queryError(`The argument of 'countif' must be a bool; this is a ${pred.type}.`, pred.span);
+  return single(
+    env,
+    sql`count(*) FILTER (WHERE ${pred.sql})`,
+    'BIGINT',
+    (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`,
+    'long',
+    `countif_${argName(call)}`,
+  );
+};
+
+function sumLike(call: CallExpr, row: ExprBinder, env: AggregateEnv, filter: Sql | undefined, prefix: string): BoundAggregate {
+  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
+  const where = filter ? sql` FILTER (WHERE ${filter})` : sql``;
+  if (x.type === 'real')
+    return single(env, sql`sum(${x.sql})${where}`, 'DOUBLE', (p) => sql`sum(${p})`, 'real', `${prefix}_${argName(call)}`);
+  return single(
+    env,
+    sql`TRY_CAST(sum(${x.sql})${where} AS BIGINT)`,
+    'BIGINT',
+    (p) => sql`TRY_CAST(sum(${p}) AS BIGINT)`,
+    x.type,
+    `${prefix}_${argName(call)}`,
+  );
+}
+
+const sumDef: AggregateDef = (call, row, env) => {
+  args(call, 1);
+  return sumLike(call, row, env, undefined, 'sum');
+};
+
+const sumifDef: AggregateDef = (call, row, env) => {
+  args(call, 2);
+  const pred = row.bind(call.args[1] as Expr, true);
+  if (pred.type !== 'bool') throw queryError(`The condition of 'sumif' must be a bool; this is a ${pred.type}.`, pred.span);
+  return sumLike(call, row, env, pred.sql, 'sumif');
+};
+
+const avgDef: AggregateDef = (call, row, env) => {
+  args(call, 1);
+  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
+  const s = partial(env, sql`sum(CAST(${x.sql} AS DOUBLE))`, 'DOUBLE');
+  const n = partial(env, sql`count(${x.sql})`, 'BIGINT');
+  const type: KqlType = x.type === 'timespan' ? 'timespan' : 'real';
+  const f = finalCol(env, type);
+  const avg = sql`(sum(${ident(s.id)}) / nullif(sum(${ident(n.id)}), 0))`;
+  const finalSql = type === 'timespan' ? sql`TRY_CAST(round(${avg}) AS BIGINT)` : avg;
+  return {
+    part: { partials: [s, n], finals: [{ col: f, sql: finalSql }] },
+    outputs: [{ value: ref(f), type, name: `avg_${argName(call)}` }],
+  };
+};
+
+const minMax =
+  (fn: 'min' | 'max'): AggregateDef =>
+  (call, row, env) => {
+    args(call, 1);
+    const x = row.bind(call.args[0] as Expr);
+    if (x.type === 'dynamic' || x.type === 'guid') throw queryError(`'${call.name}' cannot order ${x.type} values.`, x.span);
+    const agg = fn === 'min' ? (v: Sql) => sql`min(${v})` : (v: Sql) => sql`max(${v})`;
+    return single(env, agg(x.sql), DUCKDB_TYPE[x.type], agg, x.type, `${fn}_${argName(call)}`);
+  };
+
+/** Non-null values of an argument as JSON list text ('[]' when none). */
+function jsonList(x: Bound, distinct: boolean): Sql {
+  const v = x.type === 'string' ? strSql(x) : x.sql;
+  const list = distinct ? sql`list(DISTINCT ${v})` : sql`list(${v})`;
+  return sql`coalesce(to_json(${list} FILTER (WHERE ${v} IS NOT NULL)), '[]')`;
+}
+
+/** All values of the partial JSON lists of a group, as a JSON[] list. */
+const mergedJsonList = (p: Sql): Sql => sql`flatten(list(CAST(CAST(${p} AS JSON) AS JSON[])))`;
+
+const dcountDef: AggregateDef = (call, row, env) => {
+  args(call, 1, 2);
+  const x = row.bind(call.args[0] as Expr);
+  return single(
+    env,
+    jsonList(x, true),
+    'VARCHAR',
+    (p) => sql`CAST(coalesce(len(list_distinct(${mergedJsonList(p)})), 0) AS BIGINT)`,
+    'long',
+    `dcount_${argName(call)}`,
+  );
+};
+
+function percentileDef(multi: boolean): AggregateDef {
+  return (call, row, env) => {
+    if (multi) args(call, 2, 32);
+    else args(call, 2);
+    const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'datetime', 'timespan']);
+    const ps = call.args.slice(1).map((a) => {
+      const b = row.bind(a);
+      const v = b.value;
+      const n = v && (v.type === 'long' || v.type === 'real') && v.value !== null ? Number(v.value) : Number.NaN;
+      if (!(n >= 0 && n <= 100))
+        throw queryError(`The percentile of '${call.name}' must be a constant between 0 and 100.`, b.span);
+      return { n, text: v?.type === 'long' ? String(v.value) : String(n) };
+    });
+    const p = partial(env, jsonList(x, false), 'VARCHAR');
+    const sorted = finalCol(env, x.type);
+    const elementType = DUCKDB_TYPE[x.type];
+    const listSql = sql`list_sort(flatten(list(CAST(CAST(${ident(p.id)} AS JSON) AS ${elementListType(elementType)}))))`;
+    const L = ref(sorted);
+    return {
+      part: { partials: [p], finals: [{ col: sorted, sql: listSql }] },
+      outputs: ps.map(({ n, text }) => ({
+        value: sql`${L}[greatest(1, CAST(ceil(${dbl(n)} / 100.0 * len(${L})) AS BIGINT))]`,
+        type: x.type,
+        name: `percentile_${argName(call)}_${numberForName(text)}`,
+      })),
+    };
+  };
+}
+
+function elementListType(duckType: string): Sql {
+  switch (duckType) {
+    case 'BIGINT':
+      return sql`BIGINT[]`;
+    case 'DOUBLE':
+      return sql`DOUBLE[]`;
+    case 'TIMESTAMP':
+      return sql`TIMESTAMP[]`;
+    default:
+      throw new Error(`no list type for ${duckType}`);
+  }
+}
+
+function argMaxDef(fn: 'max' | 'min'): AggregateDef {
+  return (call, row, env) => {
+    if (call.args.length < 2)
+      throw queryError(`'${call.name}' needs the expression to ${fn}imize and at least one column (or *).`, call.span);
+    const e = row.bind(call.args[0] as Expr);
+    if (e.type === 'dynamic' || e.type === 'guid') throw queryError(`'${call.name}' cannot order ${e.type} values.`, e.span);
+    // Columns to return: named arguments, `*` expands to every column but the keys and the maximized one.
+    const returned: { bound: Bound; name?: string }[] = [];
+    const maximizedColumn = call.args[0]?.kind === 'name' ? call.args[0].name : undefined;
+    for (const a of call.args.slice(1)) {
+      if (a.kind === 'star') {
+        for (const c of env.scope) {
+          if (env.keyNames.has(c.name) || c.name === maximizedColumn) continue;
+          returned.push({ bound: row.bind({ kind: 'name', name: c.name, span: a.span }), name: c.name });
+        }
+      } else {
+        returned.push({ bound: row.bind(a), name: expressionName(a) });
+      }
+    }
+    const fields = returned.map((r, i) => sql`${ident(`f${i}`)} := ${r.bound.sql}`);
+    const pe = partial(env, fn === 'max' ? sql`max(${e.sql})` : sql`min(${e.sql})`, DUCKDB_TYPE[e.type]);
+    const pickPartial = fn === 'max' ? sql`arg_max_null` : sql`arg_min_null`;
+    const pr = partial(env, sql`to_json(${pickPartial}(struct_pack(${join(fields, ', ')}), ${e.sql}))`, 'VARCHAR');
+    const fe = finalCol(env, e.type);
+    const fr = finalCol(env, 'dynamic');
+    const peRef = sql`${ident(pe.id)}`;
+    const finals = [
+      { col: fe, sql: fn === 'max' ? sql`max(${peRef})` : sql`min(${peRef})` },
+      { col: fr, sql: sql`${pickPartial}(${ident(pr.id)}, ${peRef})` },
+    ];
+    const outputs: AggregateOutput[] = [{ value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr) }];
+    returned.forEach((r, i) => {
+      const path = str(`$.f${i}`);
+      const text = sql`json_extract_string(${ref(fr)}, ${path})`;
+      let value: Sql;
+      switch (r.bound.type) {
+        case 'string':
+          value = sql`coalesce(${text}, '')`;
+          break;
+        case 'dynamic':
+          value = sql`json_extract(${ref(fr)}, ${path})`;
+          break;
+        case 'timespan':
+          value = sql`CAST(${text} AS BIGINT)`;
+          break;
+        default:
+          value = sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
+      }
+      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true });
+    });
+    return { part: { partials: [pe, pr], finals }, outputs };
+  };
+}
+
+function typeSql(t: KqlType): Sql {
+  const map: Record<KqlType, Sql> = {
+    string: sql`VARCHAR`,
+    long: sql`BIGINT`,
+    real: sql`DOUBLE`,
+    bool: sql`BOOLEAN`,
+    datetime: sql`TIMESTAMP`,
+    timespan: sql`BIGINT`,
+    guid: sql`UUID`,
+    dynamic: sql`JSON`,
+  };
+  return map[t];
+}
+
+function makeListDef(set: boolean): AggregateDef {
+  return (call, row, env) => {
+    args(call, 1, 2);
+    let x = row.bind(call.args[0] as Expr);
+    // Inside dynamic values, datetimes and timespans read the way Kusto writes them.
+    if (x.type === 'datetime' || x.type === 'timespan' || x.type === 'guid') x = convert(x, 'string', call.name);
+    let max: bigint | undefined;
+    if (call.args[1]) {
+      const m = row.bind(call.args[1]);
+      if (m.value?.type !== 'long' || m.value.value === null || m.value.value < 1n) {
+        throw queryError(`The size limit of '${call.name}' must be a positive constant integer.`, m.span);
+      }
+      max = m.value.value;
+    }
+    const finalOf = (p: Sql) => {
+      let l = mergedJsonList(p);
+      if (set) l = sql`list_distinct(${l})`;
+      if (max !== undefined) l = sql`list_slice(${l}, 1, ${int(max)})`;
+      return sql`CAST(coalesce(to_json(${l}), '[]') AS JSON)`;
+    };
+    return single(env, jsonList(x, set), 'VARCHAR', finalOf, 'dynamic', `${set ? 'set' : 'list'}_${argName(call)}`);
+  };
+}
+
+const takeAnyDef: AggregateDef = (call, row, env) => {
+  if (call.args.length !== 1)
+    throw queryError("'take_any' with several arguments is not supported; use one per column.", call.span);
+  const x = row.bind(call.args[0] as Expr);
+  const name = expressionName(call.args[0] as Expr);
+  const out = single(env, sql`any_value(${x.sql})`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type, name ?? '');
+  if (name === undefined) delete (out.outputs[0] as AggregateOutput).name;
+  return out;
+};
+
+function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
+  return (call, row, env) => {
+    args(call, 1);
+    const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real']);
+    const v = coerce(x, 'real');
+    const n = partial(env, sql`count(${v})`, 'BIGINT');
+    const m = partial(env, sql`avg(${v})`, 'DOUBLE');
+    const m2 = partial(env, sql`coalesce(var_pop(${v}) * count(${v}), 0)`, 'DOUBLE');
+    const N = finalCol(env, 'real');
+    const S1 = finalCol(env, 'real');
+    const S2 = finalCol(env, 'real');
+    const M = finalCol(env, 'real');
+    const [rn, rm, rm2] = [sql`${ident(n.id)}`, sql`${ident(m.id)}`, sql`${ident(m2.id)}`];
+    const finals = [
+      { col: N, sql: sql`CAST(coalesce(sum(${rn}), 0) AS DOUBLE)` },
+      { col: S1, sql: sql`sum(${rn} * ${rm})` },
+      { col: S2, sql: sql`sum(${rn} * ${rm} * ${rm})` },
+      { col: M, sql: sql`sum(${rm2})` },
+    ];
+    // Chan et al.: M2 = Σ m2ᵢ + Σ nᵢ·meanᵢ² − (Σ nᵢ·meanᵢ)² / N; sample variance (N − 1).
+    const variance = sql`(CASE WHEN ${ref(N)} > 1 THEN greatest(${ref(M)} + ${ref(S2)} - ${ref(S1)} * ${ref(S1)} / ${ref(N)}, 0) / (${ref(N)} - 1) WHEN ${ref(N)} = 1 THEN 0.0 END)`;
+    const value = kind === 'variance' ? variance : sql`sqrt(${variance})`;
+    return { part: { partials: [n, m, m2], finals }, outputs: [{ value, type: 'real', name: `${kind}_${argName(call)}` }] };
+  };
+}
+
+const joinDef: AggregateDef = (call, row, env) => {
+  // The product's join(x, separator): the group's values concatenated.
+  args(call, 2);
+  const x = convert(row.bind(call.args[0] as Expr), 'string', call.name);
+  const sep = row.bind(call.args[1] as Expr);
+  if (sep.value?.type !== 'string') throw queryError("The separator of 'join' must be a constant string.", sep.span);
+  const sepParam = str(sep.value.value);
+  return single(
+    env,
+    sql`string_agg(${x.sql}, ${sepParam})`,
+    'VARCHAR',
+    (p) => sql`coalesce(string_agg(${p}, ${str(sep.value?.type === 'string' ? sep.value.value : '')}), '')`,
+    'string',
+    `join_${argName(call)}`,
+  );
+};
+
+export const AGGREGATES: Record<string, AggregateDef> = {
+  count: countDef,
+  countif: countifDef,
+  sum: sumDef,
+  sumif: sumifDef,
+  avg: avgDef,
+  min: minMax('min'),
+  max: minMax('max'),
+  agg_min: minMax('min'),
+  agg_max: minMax('max'),
+  dcount: dcountDef,
+  percentile: percentileDef(false),
+  percentiles: percentileDef(true),
+  arg_max: argMaxDef('max'),
+  arg_min: argMaxDef('min'),
+  make_list: makeListDef(false),
+  make_set: makeListDef(true),
+  take_any: takeAnyDef,
+  stdev: varianceDef('stdev'),
+  variance: varianceDef('variance'),
+  join: joinDef,
+};
+
+/** Aggregates that produce several columns; they must stand alone in a summarize item. */
+export const MULTI_COLUMN_AGGREGATES = new Set(['arg_max', 'arg_min', 'percentiles']);
+
+/** Collects the aggregates of one summarize while its items are bound. */
+export class AggregateCollector implements AggregateSink {
+  readonly parts: AggregatePart[] = [];
+
+  constructor(private readonly env: AggregateEnv) {}
+
+  isAggregate(name: string): boolean {
+    return Object.hasOwn(AGGREGATES, name);
+  }
+
+  /** A top-level aggregate call (may produce several columns). */
+  bindTopLevel(call: CallExpr, binder: ExprBinder): AggregateOutput[] {
+    const def = AGGREGATES[call.name.toLowerCase()] as AggregateDef;
+    const bound = def(call, binder.rowBinder(), this.env);
+    this.parts.push(bound.part);
+    return bound.outputs;
+  }
+
+  bindAggregateCall(call: CallExpr, binder: ExprBinder): Bound {
+    const name = call.name.toLowerCase();
+    if (MULTI_COLUMN_AGGREGATES.has(name))
+      throw queryError(`'${call.name}' returns several columns and cannot be part of an expression.`, call.span);
+    const outputs = this.bindTopLevel(call, binder);
+    const out = outputs[0] as AggregateOutput;
+    return { type: out.type, sql: out.value, span: call.span };
+  }
+}
+
+export { IdAllocator };

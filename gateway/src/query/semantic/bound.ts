@@ -1,0 +1,238 @@
+/**
+ * A bound expression: its KQL type, the SQL that computes it, and — when it is a compile-time
+ * constant — its value. Helpers here convert between representations with Kusto's rules:
+ * strings are never null (a missing string reads as ""), bad conversions give null.
+ */
+import type { Span } from '../errors.js';
+import { queryError } from '../errors.js';
+import type { Column } from '../plan/rel.js';
+import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
+import type { LiteralValue } from '../syntax/ast.js';
+import type { KqlType } from '../types.js';
+
+export interface Bound {
+  type: KqlType;
+  sql: Sql;
+  /** The constant value, when the expression is one. */
+  value?: LiteralValue;
+  /** The column, when the expression is a plain column reference. */
+  column?: Column;
+  /** A dynamic value reached by member/index access, kept as base + JSON pointer segments. */
+  json?: { base: Sql; path: string[] };
+  /** The SQL value is never NULL. */
+  notNull?: boolean;
+  span: Span;
+}
+
+/** Ticks between 0001-01-01 (Kusto's DateTime zero) and the Unix epoch. */
+export const EPOCH_TICKS = 621355968000000000n;
+
+/** SQL for a constant. */
+export function literalSql(lit: LiteralValue): Sql {
+  switch (lit.type) {
+    case 'string':
+      return sql`${str(lit.value)}`;
+    case 'long':
+      return lit.value === null ? sql`CAST(NULL AS BIGINT)` : sql`${int(lit.value)}`;
+    case 'real':
+      return lit.value === null ? sql`CAST(NULL AS DOUBLE)` : sql`${dbl(lit.value)}`;
+    case 'bool':
+      return lit.value === null ? sql`CAST(NULL AS BOOLEAN)` : sql`${bool(lit.value)}`;
+    case 'datetime':
+      return lit.value === null ? sql`CAST(NULL AS TIMESTAMP)` : sql`${ts(lit.value)}`;
+    case 'timespan':
+      return lit.value === null ? sql`CAST(NULL AS BIGINT)` : sql`${int(lit.value)}`;
+    case 'guid':
+      return lit.value === null ? sql`CAST(NULL AS UUID)` : sql`CAST(${str(lit.value)} AS UUID)`;
+    case 'dynamic':
+      return lit.value === null ? sql`CAST(NULL AS JSON)` : sql`CAST(${str(lit.value)} AS JSON)`;
+  }
+}
+
+export function constant(lit: LiteralValue, span: Span): Bound {
+  return { type: lit.type, sql: literalSql(lit), value: lit, notNull: lit.value !== null, span };
+}
+
+/** The string value of a string-typed expression, with NULL read as "". */
+export function strSql(b: Bound): Sql {
+  if (b.type !== 'string') throw new Error(`strSql on ${b.type}`);
+  return b.notNull ? b.sql : sql`coalesce(${b.sql}, '')`;
+}
+
+/** A constant non-empty string: comparisons with it may skip the null-to-"" step in a filter. */
+export function isNonEmptyConstString(b: Bound): boolean {
+  return b.value?.type === 'string' && b.value.value !== '';
+}
+
+/** Kusto's fixed-width rendering of a datetime: 2024-02-21T07:50:00.0000000Z. */
+export function datetimeToStringSql(x: Sql): Sql {
+  return sql`(strftime(${x}, '%Y-%m-%dT%H:%M:%S.%f') || '0Z')`;
+}
+
+/** Kusto's rendering of a timespan: [-][d.]hh:mm:ss[.fffffff]. */
+export function timespanToStringSql(x: Sql): Sql {
+  return sql`(CASE WHEN ${x} IS NULL THEN NULL ELSE
+    (CASE WHEN ${x} < 0 THEN '-' ELSE '' END)
+    || (CASE WHEN abs(${x}) >= 864000000000 THEN CAST(abs(${x}) // 864000000000 AS VARCHAR) || '.' ELSE '' END)
+    || lpad(CAST(abs(${x}) % 864000000000 // 36000000000 AS VARCHAR), 2, '0') || ':'
+    || lpad(CAST(abs(${x}) % 36000000000 // 600000000 AS VARCHAR), 2, '0') || ':'
+    || lpad(CAST(abs(${x}) % 600000000 // 10000000 AS VARCHAR), 2, '0')
+    || (CASE WHEN abs(${x}) % 10000000 <> 0 THEN '.' || lpad(CAST(abs(${x}) % 10000000 AS VARCHAR), 7, '0') ELSE '' END)
+  END)`;
+}
+
+/** Kusto's rendering of a real: integral values without a fraction (1 rather than 1.0). */
+function realToStringSql(x: Sql): Sql {
+  return sql`(CASE WHEN isfinite(${x}) AND ${x} = trunc(${x}) AND abs(${x}) < 1e15 THEN CAST(CAST(${x} AS BIGINT) AS VARCHAR) ELSE CAST(${x} AS VARCHAR) END)`;
+}
+
+/** A datetime from text: ISO forms, with an explicit offset converted to UTC; otherwise null. */
+export function parseDatetimeSql(text: Sql): Sql {
+  return sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
+}
+
+/** A long from text: integers exactly, decimals truncated toward zero; otherwise null. */
+function parseLongSql(text: Sql): Sql {
+  return sql`(CASE WHEN regexp_full_match(trim(${text}), '[+-]?[0-9]+') THEN TRY_CAST(trim(${text}) AS BIGINT) ELSE TRY_CAST(trunc(TRY_CAST(trim(${text}) AS DOUBLE)) AS BIGINT) END)`;
+}
+
+function parseBoolSql(text: Sql): Sql {
+  return sql`(CASE lower(trim(${text})) WHEN 'true' THEN true WHEN 'false' THEN false WHEN '1' THEN true WHEN '0' THEN false ELSE NULL END)`;
+}
+
+/** Text of a dynamic value: a JSON string unquoted, anything else as JSON text. */
+function dynamicTextSql(x: Sql): Sql {
+  return sql`json_extract_string(${x}, '$')`;
+}
+
+/** Conversion with Kusto's `to*()` semantics; throws a query error when Kusto has no such conversion. */
+export function convert(b: Bound, target: KqlType, what: string): Bound {
+  if (b.type === target) return b;
+  const x = b.sql;
+  const out = (s: Sql, notNull = false): Bound => ({ type: target, sql: s, notNull, span: b.span });
+  const fail = () => queryError(`${what}: a ${b.type} cannot be converted to ${target}.`, b.span);
+  switch (target) {
+    case 'string':
+      switch (b.type) {
+        case 'long':
+          return out(sql`coalesce(CAST(${x} AS VARCHAR), '')`, true);
+        case 'real':
+          return out(sql`coalesce(${realToStringSql(x)}, '')`, true);
+        case 'bool':
+          return out(sql`(CASE WHEN ${x} THEN 'true' WHEN NOT ${x} THEN 'false' ELSE '' END)`, true);
+        case 'datetime':
+          return out(sql`coalesce(${datetimeToStringSql(x)}, '')`, true);
+        case 'timespan':
+          return out(sql`coalesce(${timespanToStringSql(x)}, '')`, true);
+        case 'guid':
+          return out(sql`coalesce(CAST(${x} AS VARCHAR), '')`, true);
+        case 'dynamic':
+          return out(sql`coalesce(${dynamicTextSql(x)}, '')`, true);
+      }
+      break;
+    case 'long':
+      switch (b.type) {
+        case 'string':
+          return out(parseLongSql(x));
+        case 'real':
+          return out(sql`TRY_CAST(trunc(${x}) AS BIGINT)`);
+        case 'bool':
+          return out(sql`CAST(${x} AS BIGINT)`);
+        case 'datetime':
+          return out(sql`(epoch_us(${x}) * 10 + 621355968000000000)`);
+        case 'timespan':
+          return out(x);
+        case 'dynamic':
+          return out(parseLongSql(dynamicTextSql(x)));
+      }
+      break;
+    case 'real':
+      switch (b.type) {
+        case 'string':
+          return out(sql`TRY_CAST(trim(${x}) AS DOUBLE)`);
+        case 'long':
+        case 'timespan':
+          return out(sql`CAST(${x} AS DOUBLE)`);
+        case 'bool':
+          return out(sql`CAST(CAST(${x} AS INTEGER) AS DOUBLE)`);
+        case 'dynamic':
+          return out(sql`TRY_CAST(${dynamicTextSql(x)} AS DOUBLE)`);
+      }
+      break;
+    case 'bool':
+      switch (b.type) {
+        case 'string':
+          return out(parseBoolSql(x));
+        case 'long':
+        case 'real':
+          return out(sql`(${x} <> 0)`);
+        case 'dynamic':
+          return out(parseBoolSql(dynamicTextSql(x)));
+      }
+      break;
+    case 'datetime':
+      switch (b.type) {
+        case 'string':
+          return out(parseDatetimeSql(x));
+        case 'dynamic':
+          return out(parseDatetimeSql(dynamicTextSql(x)));
+      }
+      break;
+    case 'timespan':
+      switch (b.type) {
+        case 'long':
+          return out(x);
+        case 'real':
+          return out(sql`TRY_CAST(${x} AS BIGINT)`);
+      }
+      break;
+    case 'guid':
+      switch (b.type) {
+        case 'string':
+          return out(sql`TRY_CAST(${x} AS UUID)`);
+        case 'dynamic':
+          return out(sql`TRY_CAST(${dynamicTextSql(x)} AS UUID)`);
+      }
+      break;
+    case 'dynamic':
+      switch (b.type) {
+        case 'string':
+          return out(sql`(CASE WHEN json_valid(${x}) THEN CAST(${x} AS JSON) ELSE NULL END)`);
+        case 'datetime':
+          return out(sql`to_json(${datetimeToStringSql(x)})`);
+        case 'timespan':
+          return out(sql`to_json(${timespanToStringSql(x)})`);
+        default:
+          return out(sql`to_json(${x})`);
+      }
+  }
+  throw fail();
+}
+
+/** The common type of branches (iff, case, coalesce …): numbers widen to real. */
+export function unify(items: Bound[], what: string): KqlType {
+  const first = items[0];
+  if (!first) throw new Error('unify of nothing');
+  // Null literals take the type of the others.
+  const typed = items.filter((b) => !(b.value !== undefined && b.value.value === null));
+  if (typed.length === 0) return first.type;
+  let type = (typed[0] as Bound).type;
+  for (const b of typed.slice(1)) {
+    if (b.type === type) continue;
+    if ((type === 'long' && b.type === 'real') || (type === 'real' && b.type === 'long')) type = 'real';
+    else throw queryError(`${what}: the values have different types (${type} and ${b.type}).`, b.span);
+  }
+  return type;
+}
+
+/** Brings a value to the unified type (widening or a null literal of another type). */
+export function coerce(b: Bound, type: KqlType): Sql {
+  if (b.type === type) return b.sql;
+  if (b.value !== undefined && b.value.value === null) return literalSql({ type, value: null } as LiteralValue);
+  if (b.type === 'long' && type === 'real') return sql`CAST(${b.sql} AS DOUBLE)`;
+  return convert(b, type, 'conversion').sql;
+}
+
+export const nullOf = (type: KqlType): Sql => literalSql({ type, value: null } as LiteralValue);
+
+export { param };

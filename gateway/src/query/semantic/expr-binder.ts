@@ -1,0 +1,892 @@
+/**
+ * Binds scalar expressions: resolves names, checks and infers types, folds constants, and writes
+ * the SQL with Kusto's semantics (see the trap catalogue in test/query/traps.test.ts):
+ * `==` between a null and a value is false, `!=` true; strings are never null; `%` is never
+ * negative; integer `/` truncates; `has` matches whole terms; timespans are ticks.
+ */
+import { queryError, type Span, unsupportedFunction } from '../errors.js';
+import type { Column } from '../plan/rel.js';
+import { ident, int, join, type Sql, sql, str, trusted, ts } from '../sql/sql.js';
+import type { Expr, LiteralValue } from '../syntax/ast.js';
+import { parseDateTimeText, TICKS_PER_SECOND } from '../syntax/literals.js';
+import type { KqlType } from '../types.js';
+import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql, unify } from './bound.js';
+import { evalBinary, evalNegate } from './const-eval.js';
+
+/** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
+export interface AggregateSink {
+  /** Binds an aggregate call; returns the post-aggregate value (single-valued aggregates only). */
+  bindAggregateCall(call: Extract<Expr, { kind: 'call' }>, binder: ExprBinder): Bound;
+  isAggregate(name: string): boolean;
+}
+
+export interface ExprContext {
+  /** Columns in scope, by KQL name. */
+  columns: Map<string, Column>;
+  /** Scalar `let` values. */
+  lets: Map<string, Bound>;
+  /** The query's single `now()`, µs since the Unix epoch. */
+  nowUs: bigint;
+  /** Set while binding summarize items: aggregate calls allowed, bare columns not. */
+  aggregates?: AggregateSink;
+}
+
+type CallExpr = Extract<Expr, { kind: 'call' }>;
+type ScalarFn = (args: Bound[], call: CallExpr, binder: ExprBinder) => Bound;
+
+const STRING_OPERATORS = new Set([
+  'has',
+  '!has',
+  'has_cs',
+  '!has_cs',
+  'contains',
+  '!contains',
+  'contains_cs',
+  '!contains_cs',
+  'startswith',
+  '!startswith',
+  'startswith_cs',
+  '!startswith_cs',
+  'endswith',
+  '!endswith',
+  'endswith_cs',
+  '!endswith_cs',
+  'matches regex',
+  '=~',
+  '!~',
+]);
+
+/** Escapes RE2 metacharacters so text matches literally. */
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const TERM_CHAR = /[\p{L}\p{N}]/u;
+
+/**
+ * The regex for Kusto's `has`: the needle as a whole term, i.e. not preceded or followed by a
+ * letter or digit where the needle itself starts or ends with one.
+ */
+export function termRegex(needle: string, caseSensitive: boolean): string {
+  const chars = [...needle];
+  const before = chars.length > 0 && TERM_CHAR.test(chars[0] as string) ? '(?:^|[^\\p{L}\\p{N}])' : '';
+  const after = chars.length > 0 && TERM_CHAR.test(chars[chars.length - 1] as string) ? '(?:[^\\p{L}\\p{N}]|$)' : '';
+  return `${caseSensitive ? '' : '(?i)'}${before}${escapeRegex(needle)}${after}`;
+}
+
+export class ExprBinder {
+  constructor(readonly ctx: ExprContext) {}
+
+  /** A binder for the same scope in row mode (aggregate arguments). */
+  rowBinder(): ExprBinder {
+    return new ExprBinder({ ...this.ctx, aggregates: undefined });
+  }
+
+  bind(expr: Expr, predicate = false): Bound {
+    switch (expr.kind) {
+      case 'literal':
+        return constant(expr.lit, expr.span);
+      case 'name':
+        return this.name(expr.name, expr.span);
+      case 'member':
+        return this.access(this.bind(expr.target), expr.member, expr.span);
+      case 'index': {
+        const index = this.bind(expr.index);
+        const v = index.value;
+        if (v?.type === 'string') return this.access(this.bind(expr.target), v.value, expr.span);
+        if (v?.type === 'long' && v.value !== null && v.value >= 0n)
+          return this.access(this.bind(expr.target), String(v.value), expr.span);
+        throw queryError('A dynamic index must be a constant string or a non-negative constant integer.', expr.index.span);
+      }
+      case 'call':
+        return this.call(expr);
+      case 'unary': {
+        const operand = this.bind(expr.operand);
+        if (expr.op === '+') return operand;
+        const t = operand.type === 'dynamic' ? 'real' : operand.type;
+        if (t !== 'long' && t !== 'real' && t !== 'timespan')
+          throw queryError(`Unary '-' cannot be applied to a ${operand.type}.`, expr.span);
+        const v = operand.value ? evalNegate(operand.value) : undefined;
+        if (v) return constant(v, expr.span);
+        return { type: t, sql: sql`(- ${coerce(operand, t)})`, span: expr.span };
+      }
+      case 'binary':
+        return this.binary(expr, predicate);
+      case 'in':
+        return this.inList(expr, predicate);
+      case 'between':
+        return this.between(expr);
+      case 'star':
+        throw queryError("'*' is not allowed here.", expr.span);
+    }
+  }
+
+  private name(name: string, span: Span): Bound {
+    const col = this.ctx.columns.get(name);
+    if (col && !this.ctx.aggregates) {
+      return { type: col.type, sql: sql`${identOf(col)}`, column: col, span };
+    }
+    const let_ = this.ctx.lets.get(name);
+    if (let_) return { ...let_, span };
+    if (col) throw queryError(`'${name}' must be used inside an aggregate, or as a summarize key.`, span);
+    throw queryError(`The name '${name}' does not refer to any known column, table, variable or function.`, span);
+  }
+
+  /** Member or index access on a dynamic value, folded into one JSON pointer. */
+  private access(target: Bound, segment: string, span: Span): Bound {
+    if (target.type !== 'dynamic') {
+      throw queryError(`Member access needs a dynamic value; this is a ${target.type}. Use parse_json() or json().`, span);
+    }
+    const base = target.json?.base ?? target.sql;
+    const path = [...(target.json?.path ?? []), segment];
+    const pointer = `/${path.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+    return { type: 'dynamic', sql: sql`json_extract(${base}, ${str(pointer)})`, json: { base, path }, span };
+  }
+
+  // ------------------------------------------------------------------ binary operators
+
+  private binary(expr: Extract<Expr, { kind: 'binary' }>, predicate: boolean): Bound {
+    const op = expr.op;
+    if (op === 'and' || op === 'or') {
+      const l = this.bind(expr.left, predicate);
+      const r = this.bind(expr.right, predicate);
+      for (const side of [l, r]) {
+        if (side.type !== 'bool') throw queryError(`'${op}' needs boolean operands; this is a ${side.type}.`, side.span);
+      }
+      const v = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
+      if (v) return constant(v, expr.span);
+      return { type: 'bool', sql: op === 'and' ? sql`(${l.sql} AND ${r.sql})` : sql`(${l.sql} OR ${r.sql})`, span: expr.span };
+    }
+    const l = this.bind(expr.left);
+    const r = this.bind(expr.right);
+    if (STRING_OPERATORS.has(op)) return this.stringOperator(op, l, r, expr, predicate);
+    if (op === '==' || op === '!=') return this.equality(op, l, r, expr, predicate);
+    if (op === '<' || op === '<=' || op === '>' || op === '>=') return this.ordering(op, l, r, expr);
+    if (['+', '-', '*', '/', '%'].includes(op)) return this.arithmetic(op, l, r, expr);
+    throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
+  }
+
+  /** Brings both sides of a comparison to one type (numbers widen, dynamic converts to the other side). */
+  private comparable(l: Bound, r: Bound, opSpan: Span, op: string): [Bound, Bound, KqlType] {
+    if (l.type === r.type) return [l, r, l.type];
+    if (l.value?.value === null) return [constant({ type: r.type, value: null } as LiteralValue, l.span), r, r.type];
+    if (r.value?.value === null) return [l, constant({ type: l.type, value: null } as LiteralValue, r.span), l.type];
+    const num = (t: KqlType) => t === 'long' || t === 'real';
+    if (num(l.type) && num(r.type)) return [convert(l, 'real', op), convert(r, 'real', op), 'real'];
+    if (l.type === 'dynamic') return [convert(l, r.type, op), r, r.type];
+    if (r.type === 'dynamic') return [l, convert(r, l.type, op), l.type];
+    if (l.type === 'guid' && r.type === 'string') return [convert(l, 'string', op), r, 'string'];
+    if (l.type === 'string' && r.type === 'guid') return [l, convert(r, 'string', op), 'string'];
+    throw queryError(`Cannot compare a ${l.type} with a ${r.type} using '${op}'.`, opSpan);
+  }
+
+  private equality(op: '==' | '!=', l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>, predicate: boolean): Bound {
+    const [l, r, type] = this.comparable(l0, r0, expr.opSpan, op);
+    const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
+    if (folded) return constant(folded, expr.span);
+    const eq = op === '==';
+    let s: Sql;
+    if (type === 'string') {
+      // Strings are never null: compare with "" for missing values. In a filter, a comparison
+      // with a non-empty constant may keep the bare column (NULL fails like "" would).
+      if (eq && predicate && (isNonEmptyConstString(r) || isNonEmptyConstString(l))) s = sql`(${l.sql} = ${r.sql})`;
+      else s = eq ? sql`(${strSql(l)} = ${strSql(r)})` : sql`(${strSql(l)} <> ${strSql(r)})`;
+    } else if (type === 'dynamic') {
+      const lt = convert(l, 'string', op);
+      const rt = convert(r, 'string', op);
+      s = eq ? sql`(${lt.sql} = ${rt.sql})` : sql`(${lt.sql} <> ${rt.sql})`;
+    } else if (l.notNull || r.notNull) {
+      // One side is a value: null == value is false, null != value is true.
+      if (eq) s = predicate ? sql`(${l.sql} = ${r.sql})` : sql`coalesce(${l.sql} = ${r.sql}, false)`;
+      else s = sql`(${l.sql} IS DISTINCT FROM ${r.sql})`;
+    } else {
+      // Both may be null: null == null is null (and so is null != null).
+      s = eq
+        ? sql`(CASE WHEN ${l.sql} IS NULL AND ${r.sql} IS NULL THEN NULL ELSE ${l.sql} IS NOT DISTINCT FROM ${r.sql} END)`
+        : sql`(CASE WHEN ${l.sql} IS NULL AND ${r.sql} IS NULL THEN NULL ELSE ${l.sql} IS DISTINCT FROM ${r.sql} END)`;
+    }
+    return { type: 'bool', sql: s, span: expr.span };
+  }
+
+  private ordering(op: string, l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>): Bound {
+    const [l, r, type] = this.comparable(l0, r0, expr.opSpan, op);
+    if (type === 'dynamic' || type === 'guid') throw queryError(`'${op}' cannot order ${type} values.`, expr.opSpan);
+    const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
+    if (folded) return constant(folded, expr.span);
+    const ls = type === 'string' ? strSql(l) : l.sql;
+    const rs = type === 'string' ? strSql(r) : r.sql;
+    const s =
+      op === '<'
+        ? sql`(${ls} < ${rs})`
+        : op === '<='
+          ? sql`(${ls} <= ${rs})`
+          : op === '>'
+            ? sql`(${ls} > ${rs})`
+            : sql`(${ls} >= ${rs})`;
+    return { type: 'bool', sql: s, span: expr.span };
+  }
+
+  private arithmetic(op: string, l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>): Bound {
+    // Dynamic operands take part as numbers.
+    const l = l0.type === 'dynamic' ? convert(l0, 'real', op) : l0;
+    const r = r0.type === 'dynamic' ? convert(r0, 'real', op) : r0;
+    const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
+    if (folded) return constant(folded, expr.span);
+    const tl = l.type;
+    const tr = r.type;
+    const out = (type: KqlType, s: Sql): Bound => ({ type, sql: s, span: expr.span });
+    const a = l.sql;
+    const b = r.sql;
+    const fail = () => queryError(`The operator '${op}' cannot be applied to a ${tl} and a ${tr}.`, expr.opSpan);
+    const bothLong = tl === 'long' && tr === 'long';
+    const numeric = (t: KqlType) => t === 'long' || t === 'real';
+    switch (op) {
+      case '+':
+        if (bothLong) return out('long', sql`(${a} + ${b})`);
+        if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} + ${coerce(r, 'real')})`);
+        if (tl === 'datetime' && tr === 'timespan') return out('datetime', sql`(${a} + to_microseconds(${b} // 10))`);
+        if (tl === 'timespan' && tr === 'datetime') return out('datetime', sql`(${b} + to_microseconds(${a} // 10))`);
+        if (tl === 'timespan' && tr === 'timespan') return out('timespan', sql`(${a} + ${b})`);
+        throw fail();
+      case '-':
+        if (bothLong) return out('long', sql`(${a} - ${b})`);
+        if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} - ${coerce(r, 'real')})`);
+        if (tl === 'datetime' && tr === 'timespan') return out('datetime', sql`(${a} - to_microseconds(${b} // 10))`);
+        if (tl === 'datetime' && tr === 'datetime') return out('timespan', sql`((epoch_us(${a}) - epoch_us(${b})) * 10)`);
+        if (tl === 'timespan' && tr === 'timespan') return out('timespan', sql`(${a} - ${b})`);
+        throw fail();
+      case '*':
+        if (bothLong) return out('long', sql`(${a} * ${b})`);
+        if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} * ${coerce(r, 'real')})`);
+        if (tl === 'timespan' && tr === 'long') return out('timespan', sql`(${a} * ${b})`);
+        if (tl === 'long' && tr === 'timespan') return out('timespan', sql`(${a} * ${b})`);
+        if (tl === 'timespan' && tr === 'real') return out('timespan', sql`TRY_CAST(${a} * ${b} AS BIGINT)`);
+        if (tl === 'real' && tr === 'timespan') return out('timespan', sql`TRY_CAST(${a} * ${b} AS BIGINT)`);
+        throw fail();
+      case '/':
+        // Integer division truncates (Kusto: 1 / 2 == 0); division by zero gives null.
+        if (bothLong) return out('long', sql`(${a} // ${b})`);
+        if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} / ${coerce(r, 'real')})`);
+        if (tl === 'timespan' && tr === 'timespan') return out('real', sql`(CAST(${a} AS DOUBLE) / ${b})`);
+        if (tl === 'timespan' && tr === 'long') return out('timespan', sql`(${a} // ${b})`);
+        if (tl === 'timespan' && tr === 'real') return out('timespan', sql`TRY_CAST(${a} / ${b} AS BIGINT)`);
+        throw fail();
+      case '%':
+        // Kusto's modulo is never negative: 0 <= N % D < abs(D).
+        if (bothLong || (tl === 'timespan' && tr === 'timespan')) {
+          return out(tl, sql`(((${a} % ${b}) + abs(${b})) % abs(${b}))`);
+        }
+        if (numeric(tl) && numeric(tr)) {
+          const x = coerce(l, 'real');
+          const y = coerce(r, 'real');
+          return out('real', sql`(CASE WHEN ${y} = 0 THEN NULL ELSE fmod(fmod(${x}, ${y}) + abs(${y}), abs(${y})) END)`);
+        }
+        throw fail();
+    }
+    throw fail();
+  }
+
+  private stringOperator(op: string, l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>, predicate: boolean): Bound {
+    const l = convert(l0, 'string', op);
+    if (r0.type !== 'string') throw queryError(`'${op}' needs a string on its right; this is a ${r0.type}.`, r0.span);
+    const r = r0;
+    const negated = op.startsWith('!');
+    const base = negated ? op.slice(1) : op;
+    const needle = r.value?.type === 'string' ? r.value.value : undefined;
+    // In a filter, a positive match against a non-empty constant may read the bare column.
+    const subject = !negated && predicate && needle !== undefined && needle !== '' ? l.sql : strSql(l);
+    let s: Sql;
+    switch (base) {
+      case 'has':
+      case 'has_cs': {
+        const cs = base === 'has_cs';
+        if (needle !== undefined) {
+          s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
+        } else {
+          const prefix = cs ? sql`'(?:^|[^\\p{L}\\p{N}])'` : sql`'(?i)(?:^|[^\\p{L}\\p{N}])'`;
+          s = sql`regexp_matches(${subject}, ${prefix} || regexp_escape(${strSql(r)}) || '(?:[^\\p{L}\\p{N}]|$)')`;
+        }
+        break;
+      }
+      case 'contains':
+        s = sql`contains(lower(${subject}), lower(${strSql(r)}))`;
+        break;
+      case 'contains_cs':
+        s = sql`contains(${subject}, ${strSql(r)})`;
+        break;
+      case 'startswith':
+        s = sql`starts_with(lower(${subject}), lower(${strSql(r)}))`;
+        break;
+      case 'startswith_cs':
+        s = sql`starts_with(${subject}, ${strSql(r)})`;
+        break;
+      case 'endswith':
+        s = sql`ends_with(lower(${subject}), lower(${strSql(r)}))`;
+        break;
+      case 'endswith_cs':
+        s = sql`ends_with(${subject}, ${strSql(r)})`;
+        break;
+      case 'matches regex':
+        if (needle === undefined) throw queryError("'matches regex' needs a constant pattern.", r.span);
+        s = sql`regexp_matches(${subject}, ${strSql(r)})`;
+        break;
+      case '=~':
+        s = sql`(lower(${subject}) = lower(${strSql(r)}))`;
+        break;
+      case '~':
+        // `!~`: the negation of =~ (the leading '!' was removed above).
+        s = sql`(lower(${strSql(l)}) = lower(${strSql(r)}))`;
+        return { type: 'bool', sql: sql`(NOT ${s})`, span: expr.span };
+      default:
+        throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
+    }
+    return { type: 'bool', sql: negated ? sql`(NOT ${s})` : s, span: expr.span };
+  }
+
+  private inList(expr: Extract<Expr, { kind: 'in' }>, predicate: boolean): Bound {
+    const op = expr.op;
+    if (!['in', '!in', 'in~', '!in~'].includes(op)) throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
+    const negated = op.startsWith('!');
+    const ci = op.endsWith('~');
+    const left = this.bind(expr.left);
+    const items = expr.list.map((e) => this.bind(e));
+    if (items.length === 0) throw queryError(`'${op}' needs at least one value.`, expr.span);
+    let type = left.type;
+    for (const it of items) {
+      if (it.type !== type) {
+        const [, , t] = this.comparable(left, it, expr.opSpan, op);
+        type = t;
+      }
+    }
+    if (ci && type !== 'string') throw queryError(`'${op}' compares strings; this is a ${type}.`, expr.left.span);
+    const side = (b: Bound): Sql => {
+      const c = b.type === type ? b : b.type === 'long' && type === 'real' ? convert(b, 'real', op) : convert(b, type, op);
+      const v = type === 'string' ? strSql(c) : c.sql;
+      return ci ? sql`lower(${v})` : v;
+    };
+    const list = join(
+      items.map((i) => side(i)),
+      ', ',
+    );
+    const s = sql`(${side(left)} IN (${list}))`;
+    if (negated) return { type: 'bool', sql: sql`(NOT coalesce(${s}, false))`, span: expr.span };
+    return { type: 'bool', sql: predicate ? s : sql`coalesce(${s}, false)`, span: expr.span };
+  }
+
+  private between(expr: Extract<Expr, { kind: 'between' }>): Bound {
+    const left = this.bind(expr.left);
+    const low = this.bind(expr.low);
+    let high = this.bind(expr.high);
+    // `t between (start .. 1h)` means start .. start + 1h.
+    if (left.type === 'datetime' && low.type === 'datetime' && high.type === 'timespan') {
+      high = this.arithmetic('+', low, high, {
+        kind: 'binary',
+        op: '+',
+        opSpan: expr.span,
+        left: expr.low,
+        right: expr.high,
+        span: expr.high.span,
+      });
+    }
+    const [l1, lo, t1] = this.comparable(left, low, expr.span, 'between');
+    const [l2, hi] = this.comparable(left, high, expr.span, 'between');
+    const ls = t1 === 'string' ? strSql(l1) : l1.sql;
+    const s = sql`(${ls} >= ${lo.sql} AND ${t1 === 'string' ? strSql(l2) : l2.sql} <= ${hi.sql})`;
+    return { type: 'bool', sql: expr.negated ? sql`(NOT coalesce(${s}, false))` : s, span: expr.span };
+  }
+
+  // ------------------------------------------------------------------ function calls
+
+  private call(call: CallExpr): Bound {
+    const name = call.name.toLowerCase();
+    if (this.ctx.aggregates?.isAggregate(name)) return this.ctx.aggregates.bindAggregateCall(call, this);
+    const fn = Object.hasOwn(SCALAR_FUNCTIONS, name) ? SCALAR_FUNCTIONS[name] : undefined;
+    if (!fn) {
+      if (AGGREGATE_NAMES.has(name))
+        throw queryError(`The aggregate '${call.name}' is only allowed in summarize.`, call.nameSpan);
+      throw unsupportedFunction(call.name, call.nameSpan);
+    }
+    const args = call.args.map((a) => this.bind(a));
+    return fn(args, call, this);
+  }
+}
+
+/** Aggregate function names (bound by the summarize binder; refused elsewhere). */
+export const AGGREGATE_NAMES = new Set([
+  'count',
+  'countif',
+  'sum',
+  'sumif',
+  'avg',
+  'min',
+  'max',
+  'agg_min',
+  'agg_max',
+  'dcount',
+  'percentile',
+  'percentiles',
+  'arg_max',
+  'arg_min',
+  'make_list',
+  'make_set',
+  'take_any',
+  'stdev',
+  'variance',
+  'join',
+]);
+
+export function identOf(col: Column): Sql {
+  return sql`${ident(col.id)}`;
+}
+
+// ---------------------------------------------------------------------- scalar functions
+
+function arity(call: CallExpr, min: number, max = min): void {
+  const n = call.args.length;
+  if (n < min || n > max) {
+    const expected = min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `${min} to ${max}`;
+    throw queryError(
+      `The function '${call.name}' takes ${expected} argument${max === 1 && min === 1 ? '' : 's'}, not ${n}.`,
+      call.span,
+    );
+  }
+}
+
+function want(b: Bound, types: KqlType[], call: CallExpr, what = 'argument'): void {
+  if (!types.includes(b.type)) {
+    throw queryError(`The ${what} of '${call.name}' must be ${types.join(' or ')}; this is a ${b.type}.`, b.span);
+  }
+}
+
+function constLong(b: Bound, call: CallExpr, what: string): bigint {
+  if (b.value?.type !== 'long' || b.value.value === null)
+    throw queryError(`The ${what} of '${call.name}' must be a constant integer.`, b.span);
+  return b.value.value;
+}
+
+function constString(b: Bound, call: CallExpr, what: string): string {
+  if (b.value?.type !== 'string') throw queryError(`The ${what} of '${call.name}' must be a constant string.`, b.span);
+  return b.value.value;
+}
+
+const bound = (type: KqlType, s: Sql, call: CallExpr, extra: Partial<Bound> = {}): Bound => ({
+  type,
+  sql: s,
+  span: call.span,
+  ...extra,
+});
+
+function toFn(target: KqlType): ScalarFn {
+  return (args, call) => {
+    arity(call, 1);
+    const a = args[0] as Bound;
+    if (target === 'datetime' && a.value?.type === 'string') {
+      const us = parseDateTimeText(a.value.value);
+      return constant({ type: 'datetime', value: us ?? null }, call.span);
+    }
+    if (a.type === target) return { ...a, span: call.span };
+    return { ...convert(a, target, call.name), span: call.span };
+  };
+}
+
+const EPOCH = sql`621355968000000000`;
+
+/** Kusto's bin: floor to a multiple of the size; datetimes align to 0001-01-01 (DateTime zero). */
+function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
+  const v = value.type === 'dynamic' ? convert(value, 'real', call.name) : value;
+  const s = size;
+  const positive = (x: Sql) =>
+    s.value && s.value.value !== null && Number(s.value.value) > 0 ? x : sql`(CASE WHEN ${s.sql} > 0 THEN ${x} END)`;
+  if (v.type === 'datetime') {
+    want(s, ['timespan'], call, 'bin size');
+    const t = sql`(epoch_us(${v.sql}) * 10 + ${EPOCH})`;
+    return bound('datetime', positive(sql`make_timestamp((${t} - ${t} % ${s.sql} - ${EPOCH}) // 10)`), call);
+  }
+  if (v.type === 'timespan') {
+    want(s, ['timespan'], call, 'bin size');
+    return bound('timespan', positive(sql`(${v.sql} - ((${v.sql} % ${s.sql}) + ${s.sql}) % ${s.sql})`), call);
+  }
+  if (v.type === 'long' && s.type === 'long') {
+    return bound('long', positive(sql`(${v.sql} - ((${v.sql} % ${s.sql}) + ${s.sql}) % ${s.sql})`), call);
+  }
+  if ((v.type === 'long' || v.type === 'real') && (s.type === 'long' || s.type === 'real')) {
+    return bound('real', positive(sql`(floor(${coerce(v, 'real')} / ${coerce(s, 'real')}) * ${coerce(s, 'real')})`), call);
+  }
+  throw queryError(`'${call.name}' cannot bin a ${v.type} by a ${s.type}.`, call.span);
+}
+
+const DATETIME_PARTS: Record<string, Sql> = {
+  year: sql`year`,
+  quarter: sql`quarter`,
+  month: sql`month`,
+  week_of_year: sql`week`,
+  weekofyear: sql`week`,
+  week: sql`week`,
+  day: sql`day`,
+  dayofyear: sql`dayofyear`,
+  dayofweek: sql`dayofweek`,
+  hour: sql`hour`,
+  minute: sql`minute`,
+  second: sql`second`,
+};
+
+function datetimePart(part: string, x: Sql): Sql | undefined {
+  const p = part.toLowerCase();
+  if (p === 'millisecond') return sql`(millisecond(${x}) % 1000)`;
+  if (p === 'microsecond') return sql`(microsecond(${x}) % 1000000)`;
+  if (p === 'nanosecond') return sql`((microsecond(${x}) % 1000000) * 1000)`;
+  const fn = Object.hasOwn(DATETIME_PARTS, p) ? DATETIME_PARTS[p] : undefined;
+  return fn ? sql`${fn}(${x})` : undefined;
+}
+
+/** Kusto format_datetime specifiers → SQL pieces (format strings here are this file's constants). */
+function formatPiece(token: string, x: Sql): Sql | undefined {
+  const strf: Record<string, string> = {
+    yyyy: '%Y',
+    yy: '%y',
+    MM: '%m',
+    dd: '%d',
+    HH: '%H',
+    hh: '%I',
+    mm: '%M',
+    ss: '%S',
+    tt: '%p',
+  };
+  const f = Object.hasOwn(strf, token) ? strf[token] : undefined;
+  if (f) return sql`strftime(${x}, ${trusted(`'${f}'`)})`;
+  switch (token) {
+    case 'y':
+      return sql`CAST(year(${x}) % 100 AS VARCHAR)`;
+    case 'M':
+      return sql`CAST(month(${x}) AS VARCHAR)`;
+    case 'd':
+      return sql`CAST(day(${x}) AS VARCHAR)`;
+    case 'H':
+      return sql`CAST(hour(${x}) AS VARCHAR)`;
+    case 'h':
+      return sql`CAST((hour(${x}) + 11) % 12 + 1 AS VARCHAR)`;
+    case 'm':
+      return sql`CAST(minute(${x}) AS VARCHAR)`;
+    case 's':
+      return sql`CAST(second(${x}) AS VARCHAR)`;
+  }
+  if (/^f{1,7}$/.test(token) || /^F{1,7}$/.test(token)) {
+    const digits = sql`substr(lpad(CAST(microsecond(${x}) % 1000000 AS VARCHAR), 6, '0') || '0', 1, ${int(token.length)})`;
+    return token.startsWith('F') ? sql`rtrim(${digits}, '0')` : digits;
+  }
+  return undefined;
+}
+
+function formatDatetime(format: string, x: Sql, call: CallExpr, formatSpan: Span): Sql {
+  const pieces: Sql[] = [];
+  let i = 0;
+  let literal = '';
+  const flush = () => {
+    if (literal) pieces.push(sql`${str(literal)}`);
+    literal = '';
+  };
+  while (i < format.length) {
+    const c = format[i] as string;
+    if ('yMdHhmsftF'.includes(c)) {
+      let j = i;
+      while (j < format.length && format[j] === c) j++;
+      const token = format.slice(i, j);
+      const piece = formatPiece(token, x);
+      if (!piece) throw queryError(`format_datetime: the format '${token}' is not supported.`, formatSpan);
+      flush();
+      pieces.push(piece);
+      i = j;
+    } else {
+      literal += c;
+      i++;
+    }
+  }
+  flush();
+  if (pieces.length === 0) return sql`''`;
+  void call;
+  return sql`(CASE WHEN ${x} IS NULL THEN NULL ELSE concat(${join(pieces, ', ')}) END)`;
+}
+
+const startOf =
+  (unit: 'day' | 'week' | 'month'): ScalarFn =>
+  (args, call) => {
+    arity(call, 1, 2);
+    const x = args[0] as Bound;
+    want(x, ['datetime'], call);
+    let s: Sql;
+    if (unit === 'day') s = sql`date_trunc('day', ${x.sql})`;
+    else if (unit === 'month') s = sql`date_trunc('month', ${x.sql})`;
+    else s = sql`CAST(CAST(${x.sql} AS DATE) - CAST(dayofweek(${x.sql}) AS INTEGER) AS TIMESTAMP)`; // weeks start on Sunday
+    const offset = args[1];
+    if (offset) {
+      want(offset, ['long'], call, 'offset');
+      const unitSql =
+        unit === 'day'
+          ? sql`to_days(CAST(${offset.sql} AS INTEGER))`
+          : unit === 'week'
+            ? sql`to_days(CAST(${offset.sql} * 7 AS INTEGER))`
+            : sql`to_months(CAST(${offset.sql} AS INTEGER))`;
+      s = sql`(${s} + ${unitSql})`;
+    }
+    return bound('datetime', s, call);
+  };
+
+const SCALAR_FUNCTIONS: Record<string, ScalarFn> = {
+  ago: (args, call, binder) => {
+    arity(call, 1);
+    let a = args[0] as Bound;
+    // The product's older form: a bare number of seconds.
+    if (a.type === 'long' || a.type === 'real') {
+      a =
+        a.value && a.value.value !== null
+          ? constant({ type: 'timespan', value: BigInt(Math.trunc(Number(a.value.value) * Number(TICKS_PER_SECOND))) }, a.span)
+          : { type: 'timespan', sql: sql`CAST(${coerce(a, 'real')} * 10000000 AS BIGINT)`, span: a.span };
+    }
+    want(a, ['timespan'], call);
+    const now = binder.ctx.nowUs;
+    if (a.value?.type === 'timespan' && a.value.value !== null) {
+      const v = evalBinary('-', { type: 'datetime', value: now }, a.value);
+      if (v) return constant(v, call.span);
+    }
+    return bound('datetime', sql`(${ts(now)} - to_microseconds(${a.sql} // 10))`, call);
+  },
+  now: (args, call, binder) => {
+    arity(call, 0, 1);
+    const now: LiteralValue = { type: 'datetime', value: binder.ctx.nowUs };
+    const offset = args[0];
+    if (!offset) return constant(now, call.span);
+    want(offset, ['timespan'], call, 'offset');
+    const v = offset.value ? evalBinary('+', now, offset.value) : undefined;
+    if (v) return constant(v, call.span);
+    return bound('datetime', sql`(${ts(binder.ctx.nowUs)} + to_microseconds(${offset.sql} // 10))`, call);
+  },
+  bin: (args, call) => {
+    arity(call, 2);
+    return binSql(args[0] as Bound, args[1] as Bound, call);
+  },
+  floor: (args, call) => {
+    arity(call, 1, 2);
+    if (args.length === 2) return binSql(args[0] as Bound, args[1] as Bound, call);
+    const x = args[0] as Bound;
+    want(x, ['long', 'real'], call);
+    return x.type === 'long' ? { ...x, span: call.span } : bound('real', sql`floor(${x.sql})`, call);
+  },
+  todatetime: toFn('datetime'),
+  datetime: toFn('datetime'),
+  tostring: toFn('string'),
+  toint: toFn('long'),
+  tolong: toFn('long'),
+  todouble: toFn('real'),
+  toreal: toFn('real'),
+  tobool: toFn('bool'),
+  toboolean: toFn('bool'),
+  toguid: toFn('guid'),
+  totimespan: toFn('timespan'),
+  parse_json: toFn('dynamic'),
+  todynamic: toFn('dynamic'),
+  json: toFn('dynamic'),
+  strlen: (args, call) => {
+    arity(call, 1);
+    return bound('long', sql`length(${strSql(convert(args[0] as Bound, 'string', call.name))})`, call, { notNull: true });
+  },
+  substring: (args, call) => {
+    arity(call, 2, 3);
+    const s = strSql(convert(args[0] as Bound, 'string', call.name));
+    const start = args[1] as Bound;
+    want(start, ['long'], call, 'start');
+    const from = sql`(greatest(${start.sql}, 0) + 1)`;
+    const len = args[2];
+    if (len) {
+      want(len, ['long'], call, 'length');
+      return bound('string', sql`coalesce(substring(${s}, ${from}, greatest(${len.sql}, 0)), '')`, call, { notNull: true });
+    }
+    return bound('string', sql`coalesce(substring(${s}, ${from}), '')`, call, { notNull: true });
+  },
+  tolower: (args, call) => {
+    arity(call, 1);
+    return bound('string', sql`lower(${strSql(convert(args[0] as Bound, 'string', call.name))})`, call, { notNull: true });
+  },
+  toupper: (args, call) => {
+    arity(call, 1);
+    return bound('string', sql`upper(${strSql(convert(args[0] as Bound, 'string', call.name))})`, call, { notNull: true });
+  },
+  strcat: (args, call) => {
+    arity(call, 1, 64);
+    return bound(
+      'string',
+      sql`concat(${join(
+        args.map((a) => strSql(convert(a, 'string', call.name))),
+        ', ',
+      )})`,
+      call,
+      { notNull: true },
+    );
+  },
+  extract: (args, call) => {
+    arity(call, 3);
+    const re = constString(args[0] as Bound, call, 'pattern');
+    const group = constLong(args[1] as Bound, call, 'capture group');
+    if (group < 0n || group > 99n) throw queryError("extract's capture group must be between 0 and 99.", (args[1] as Bound).span);
+    const text = strSql(convert(args[2] as Bound, 'string', call.name));
+    return bound('string', sql`coalesce(regexp_extract(${text}, ${str(re)}, CAST(${int(group)} AS INTEGER)), '')`, call, {
+      notNull: true,
+    });
+  },
+  iff: iffFn,
+  iif: iffFn,
+  case: (args, call) => {
+    if (args.length < 3 || args.length % 2 === 0) {
+      throw queryError("'case' takes pairs of condition and value, then a default value.", call.span);
+    }
+    const conditions: Bound[] = [];
+    const values: Bound[] = [];
+    for (let i = 0; i + 1 < args.length; i += 2) {
+      const c = args[i] as Bound;
+      want(c, ['bool'], call, 'condition');
+      conditions.push(c);
+      values.push(args[i + 1] as Bound);
+    }
+    const otherwise = args[args.length - 1] as Bound;
+    const type = unify([...values, otherwise], "'case'");
+    // Constant conditions fold (dashboards compute bucket sizes this way).
+    for (let i = 0; i < conditions.length; i++) {
+      const c = conditions[i] as Bound;
+      if (c.value?.type !== 'bool') break;
+      if (c.value.value === true) {
+        const v = values[i] as Bound;
+        return v.value ? constant(coerceLiteral(v.value, type), call.span) : bound(type, coerce(v, type), call);
+      }
+      if (i === conditions.length - 1)
+        return otherwise.value
+          ? constant(coerceLiteral(otherwise.value, type), call.span)
+          : bound(type, coerce(otherwise, type), call);
+    }
+    const whens = join(
+      conditions.map((c, i) => sql`WHEN ${c.sql} THEN ${coerce(values[i] as Bound, type)}`),
+      ' ',
+    );
+    return bound(type, sql`(CASE ${whens} ELSE ${coerce(otherwise, type)} END)`, call);
+  },
+  coalesce: coalesceFn,
+  notnull: (args, call, binder) => {
+    // The product's notnull(x, default): x, or the default when x is null.
+    arity(call, 2);
+    return coalesceFn(args, call, binder);
+  },
+  isnull: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    // Strings are never null in Kusto.
+    return bound('bool', x.type === 'string' ? sql`false` : sql`(${x.sql} IS NULL)`, call, { notNull: true });
+  },
+  isnotnull: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    return bound('bool', x.type === 'string' ? sql`true` : sql`(${x.sql} IS NOT NULL)`, call, { notNull: true });
+  },
+  isempty: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    return bound('bool', x.type === 'string' ? sql`(${strSql(x)} = '')` : sql`(${x.sql} IS NULL)`, call, { notNull: true });
+  },
+  isnotempty: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    return bound('bool', x.type === 'string' ? sql`(${strSql(x)} <> '')` : sql`(${x.sql} IS NOT NULL)`, call, { notNull: true });
+  },
+  not: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    want(x, ['bool'], call);
+    if (x.value?.type === 'bool' && x.value.value !== null) return constant({ type: 'bool', value: !x.value.value }, call.span);
+    return bound('bool', sql`(NOT ${x.sql})`, call);
+  },
+  round: (args, call) => {
+    arity(call, 1, 2);
+    const x = args[0] as Bound;
+    want(x, ['long', 'real'], call);
+    const digits = args[1];
+    if (digits) want(digits, ['long'], call, 'precision');
+    const d = digits ? sql`CAST(${digits.sql} AS INTEGER)` : sql`0`;
+    if (x.type === 'long') return bound('long', sql`CAST(round(${x.sql}, ${d}) AS BIGINT)`, call);
+    return bound('real', sql`round(${x.sql}, ${d})`, call);
+  },
+  abs: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    want(x, ['long', 'real', 'timespan'], call);
+    return bound(x.type, sql`abs(${x.sql})`, call);
+  },
+  sqrt: (args, call) => {
+    arity(call, 1);
+    const x = args[0] as Bound;
+    want(x, ['long', 'real'], call);
+    const v = coerce(x, 'real');
+    return bound('real', sql`(CASE WHEN ${v} >= 0 THEN sqrt(${v}) END)`, call);
+  },
+  startofday: startOf('day'),
+  startofweek: startOf('week'),
+  startofmonth: startOf('month'),
+  datetime_part: (args, call) => {
+    arity(call, 2);
+    const part = constString(args[0] as Bound, call, 'part');
+    const x = args[1] as Bound;
+    want(x, ['datetime'], call, 'datetime');
+    const s = datetimePart(part, x.sql);
+    if (!s) throw queryError(`datetime_part: the part '${part}' is not supported.`, (args[0] as Bound).span);
+    return bound('long', sql`CAST(${s} AS BIGINT)`, call);
+  },
+  format_datetime: (args, call) => {
+    arity(call, 2);
+    const x = args[0] as Bound;
+    want(x, ['datetime'], call, 'datetime');
+    const format = constString(args[1] as Bound, call, 'format');
+    return bound('string', sql`coalesce(${formatDatetime(format, x.sql, call, (args[1] as Bound).span)}, '')`, call, {
+      notNull: true,
+    });
+  },
+};
+
+function iffFn(args: Bound[], call: CallExpr): Bound {
+  arity(call, 3);
+  const [c, a, b] = args as [Bound, Bound, Bound];
+  want(c, ['bool'], call, 'condition');
+  const type = unify([a, b], `'${call.name}'`);
+  if (c.value?.type === 'bool') {
+    const pick = c.value.value === true ? a : b;
+    return pick.value ? constant(coerceLiteral(pick.value, type), call.span) : bound(type, coerce(pick, type), call);
+  }
+  return bound(type, sql`(CASE WHEN ${c.sql} THEN ${coerce(a, type)} ELSE ${coerce(b, type)} END)`, call);
+}
+
+function coalesceFn(args: Bound[], call: CallExpr, _binder?: ExprBinder): Bound {
+  arity(call, 1, 64);
+  const type = unify(args, `'${call.name}'`);
+  if (type === 'string') {
+    // For strings the first non-empty value wins.
+    return bound(
+      'string',
+      sql`coalesce(${join(
+        args.map((a) => sql`nullif(${coerce(a, type)}, '')`),
+        ', ',
+      )}, '')`,
+      call,
+      { notNull: true },
+    );
+  }
+  return bound(
+    type,
+    sql`coalesce(${join(
+      args.map((a) => coerce(a, type)),
+      ', ',
+    )})`,
+    call,
+  );
+}
+
+function coerceLiteral(v: LiteralValue, type: KqlType): LiteralValue {
+  if (v.type === type) return v;
+  if (v.value === null) return { type, value: null } as LiteralValue;
+  if (v.type === 'long' && type === 'real') return { type: 'real', value: Number(v.value) };
+  return v;
+}

@@ -1,0 +1,117 @@
+/**
+ * Kusto's rules for naming result columns that the query does not name. Verified against
+ * Microsoft's analyzer in the tests (test/query/naming.test.ts):
+ * - a column reference keeps its name; `d.a.b` → `d_a_b`, `d["c"]` → `d_c`, `d[0]` → `d_0`;
+ * - some functions pass the name of their first argument through (`bin(timestamp, 1h)` →
+ *   `timestamp`, `toint(y)` → `y`), `strlen(s)` → `strlen_s`, others have no name;
+ * - aggregates are `prefix_argument` (`avg_latencyMs`, `count_`, `percentile_x_95`);
+ * - what has no name becomes `Column1`, `Column2` …; clashes get a number suffix (`x1`, `count_1`).
+ */
+import type { Expr } from '../syntax/ast.js';
+
+/** Scalar functions whose result takes the name of their first argument. */
+const FIRST_ARGUMENT_NAMED = new Set([
+  'toint',
+  'tolong',
+  'todouble',
+  'toreal',
+  'tostring',
+  'tobool',
+  'toboolean',
+  'todatetime',
+  'totimespan',
+  'bin',
+  'floor',
+  'abs',
+  'sqrt',
+  'round',
+  'parse_json',
+  'todynamic',
+  'json',
+  'startofday',
+  'format_datetime',
+]);
+
+/** Scalar functions named `prefix_firstArgument`. */
+const PREFIX_AND_FIRST_ARGUMENT: Record<string, string> = { strlen: 'strlen' };
+
+/** The name an expression carries, or undefined when Kusto would call it ColumnN. */
+export function expressionName(expr: Expr): string | undefined {
+  switch (expr.kind) {
+    case 'name':
+      return expr.name;
+    case 'member': {
+      const base = expressionName(expr.target);
+      return base === undefined ? undefined : `${base}_${expr.member}`;
+    }
+    case 'index': {
+      const base = expressionName(expr.target);
+      if (base === undefined || expr.index.kind !== 'literal') return undefined;
+      const lit = expr.index.lit;
+      if (lit.type === 'string') return `${base}_${lit.value}`;
+      if (lit.type === 'long' && lit.value !== null) return `${base}_${lit.value}`;
+      return undefined;
+    }
+    case 'call': {
+      const name = expr.name.toLowerCase();
+      const first = expr.args[0];
+      if (first === undefined) return undefined;
+      if (FIRST_ARGUMENT_NAMED.has(name)) return expressionName(first);
+      const prefix = PREFIX_AND_FIRST_ARGUMENT[name];
+      if (prefix !== undefined) {
+        const arg = expressionName(first);
+        return arg === undefined ? undefined : `${prefix}_${arg}`;
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Kusto formats percentile values into names with `.` replaced by `_` (`percentile_x_99_9`). */
+export function numberForName(value: number | bigint | string): string {
+  return String(value).replaceAll('.', '_').replaceAll('-', '_');
+}
+
+/**
+ * Hands out result names within one operator: explicit names must be unique, generated names get
+ * the first free numeric suffix, unnamed expressions become ColumnN.
+ */
+export class NameAllocator {
+  private readonly used: Set<string>;
+
+  constructor(existing: Iterable<string> = []) {
+    this.used = new Set(existing);
+  }
+
+  has(name: string): boolean {
+    return this.used.has(name);
+  }
+
+  /** Reserves a name exactly; false when it is taken. */
+  claim(name: string): boolean {
+    if (this.used.has(name)) return false;
+    this.used.add(name);
+    return true;
+  }
+
+  /** A derived name, suffixed with 1, 2 … while taken. */
+  derive(base: string): string {
+    if (this.claim(base)) return base;
+    for (let i = 1; ; i++) {
+      if (this.claim(`${base}${i}`)) return `${base}${i}`;
+    }
+  }
+
+  /** The next free ColumnN. */
+  column(): string {
+    for (let i = 1; ; i++) {
+      if (this.claim(`Column${i}`)) return `Column${i}`;
+    }
+  }
+
+  release(name: string): void {
+    this.used.delete(name);
+  }
+}

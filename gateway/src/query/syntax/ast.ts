@@ -1,0 +1,104 @@
+/**
+ * The engine's own syntax tree. The parser adapter turns Microsoft's Kusto syntax tree into this
+ * small, plain shape, so nothing past the adapter depends on the Kusto bridge objects. Every node
+ * keeps its span into the query text for error positions.
+ */
+import type { Span } from '../errors.js';
+import type { KqlType } from '../types.js';
+
+/** A literal value as the engine computes with it (long as bigint, datetime as µs, timespan as ticks). */
+export type LiteralValue =
+  | { type: 'string'; value: string }
+  | { type: 'long'; value: bigint | null }
+  | { type: 'real'; value: number | null }
+  | { type: 'bool'; value: boolean | null }
+  | { type: 'datetime'; value: bigint | null }
+  | { type: 'timespan'; value: bigint | null }
+  | { type: 'guid'; value: string | null }
+  | { type: 'dynamic'; value: string | null }; // JSON text
+
+export type Expr =
+  | { kind: 'literal'; lit: LiteralValue; span: Span }
+  | { kind: 'name'; name: string; span: Span }
+  | { kind: 'member'; target: Expr; member: string; span: Span }
+  | { kind: 'index'; target: Expr; index: Expr; span: Span }
+  | { kind: 'call'; name: string; nameSpan: Span; args: Expr[]; span: Span }
+  | { kind: 'binary'; op: string; opSpan: Span; left: Expr; right: Expr; span: Span }
+  | { kind: 'unary'; op: '-' | '+'; operand: Expr; span: Span }
+  | { kind: 'in'; op: string; opSpan: Span; left: Expr; list: Expr[]; span: Span }
+  | { kind: 'between'; negated: boolean; left: Expr; low: Expr; high: Expr; span: Span }
+  | { kind: 'star'; span: Span };
+
+/** `name = expr` or a bare expression in project/extend/summarize lists. */
+export interface NamedExpr {
+  name?: string;
+  nameSpan?: Span;
+  expr: Expr;
+  span: Span;
+}
+
+export interface SortKey {
+  expr: Expr;
+  /** Undefined when the query leaves the direction to the default (descending). */
+  descending?: boolean;
+  nullsFirst?: boolean;
+  span: Span;
+}
+
+export type ParsePatternPart =
+  | { kind: 'text'; text: string; span: Span }
+  | { kind: 'column'; name: string; type?: KqlType; span: Span };
+
+export type Operator =
+  | { kind: 'where'; predicate: Expr; span: Span }
+  | { kind: 'project'; items: NamedExpr[]; span: Span }
+  | { kind: 'project-away'; names: { name: string; span: Span }[]; span: Span }
+  | { kind: 'project-rename'; items: { name: string; nameSpan: Span; from: string; fromSpan: Span }[]; span: Span }
+  | { kind: 'extend'; items: NamedExpr[]; span: Span }
+  | { kind: 'summarize'; aggregates: NamedExpr[]; by: NamedExpr[]; span: Span }
+  | { kind: 'count'; span: Span }
+  | { kind: 'distinct'; items: NamedExpr[]; span: Span }
+  | { kind: 'take'; count: Expr; span: Span }
+  | { kind: 'sort'; keys: SortKey[]; span: Span }
+  | { kind: 'top'; count: Expr; key: SortKey; span: Span }
+  | { kind: 'union'; tables: TabularExpr[]; span: Span }
+  | { kind: 'parse'; source: Expr; parts: ParsePatternPart[]; span: Span };
+
+export type Source =
+  | { kind: 'table'; name: string; span: Span }
+  | { kind: 'datatable'; columns: { name: string; type: KqlType; span: Span }[]; values: Expr[]; span: Span }
+  | { kind: 'range'; column: string; from: Expr; to: Expr; step: Expr; span: Span }
+  | { kind: 'print'; items: NamedExpr[]; span: Span }
+  | { kind: 'union'; tables: TabularExpr[]; span: Span }
+  | { kind: 'nested'; tabular: TabularExpr; span: Span };
+
+export interface TabularExpr {
+  source: Source;
+  operators: Operator[];
+  span: Span;
+}
+
+export interface LetStatement {
+  name: string;
+  nameSpan: Span;
+  /**
+   * `name` is a bare (possibly dotted) name: a table when it names one, otherwise a scalar; the
+   * binder decides.
+   */
+  value:
+    | { kind: 'scalar'; expr: Expr }
+    | { kind: 'tabular'; tabular: TabularExpr }
+    | { kind: 'name'; expr: Expr; tabular: TabularExpr };
+  span: Span;
+}
+
+export interface RenderHint {
+  chartType: string;
+  options?: Record<string, unknown>;
+}
+
+export interface QueryAst {
+  lets: LetStatement[];
+  body: TabularExpr;
+  render?: RenderHint;
+}

@@ -1,0 +1,187 @@
+/**
+ * Literal values read from their token text. The Kusto bridge's boxed values are not used for
+ * numbers, datetimes and timespans: in this build they lose hex values (`0x1F` → 0), `real(nan)`
+ * and `time(1.02:03:04)`. Datetimes become microseconds since the Unix epoch (UTC; an explicit
+ * offset is converted), timespans become 100 ns ticks, longs stay exact as bigint.
+ */
+
+export const TICKS_PER_MICRO = 10n;
+export const TICKS_PER_MS = 10_000n;
+export const TICKS_PER_SECOND = 10_000_000n;
+export const TICKS_PER_MINUTE = 60n * TICKS_PER_SECOND;
+export const TICKS_PER_HOUR = 60n * TICKS_PER_MINUTE;
+export const TICKS_PER_DAY = 24n * TICKS_PER_HOUR;
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** DateTime range Kusto allows (0001-01-01 … 9999-12-31), in µs since the Unix epoch. */
+export const MIN_DATETIME_US = -62135596800000000n;
+export const MAX_DATETIME_US = 253402300799999999n;
+
+function inner(text: string, names: readonly string[]): string | undefined {
+  const m = /^([A-Za-z]+)\s*\(([\s\S]*)\)$/.exec(text.trim());
+  if (!m || !names.includes((m[1] as string).toLowerCase())) return undefined;
+  let content = (m[2] as string).trim();
+  if (/^(['"]).*\1$/s.test(content)) content = content.slice(1, -1).trim();
+  return content;
+}
+
+export function parseLongLiteral(text: string): bigint | null | undefined {
+  const content = inner(text, ['long', 'int', 'int64', 'int32']) ?? text.trim();
+  if (content.toLowerCase() === 'null') return null;
+  let value: bigint;
+  if (/^[+-]?0[xX][0-9a-fA-F]+$/.test(content)) {
+    const neg = content.startsWith('-');
+    value = BigInt(content.replace(/^[+-]/, ''));
+    if (neg) value = -value;
+  } else if (/^[+-]?[0-9]+$/.test(content)) {
+    value = BigInt(content);
+  } else {
+    return undefined;
+  }
+  return value < INT64_MIN || value > INT64_MAX ? undefined : value;
+}
+
+export function parseRealLiteral(text: string): number | null | undefined {
+  const content = inner(text, ['real', 'double', 'decimal', 'float']) ?? text.trim();
+  const lower = content.toLowerCase();
+  if (lower === 'null') return null;
+  if (lower === 'nan') return Number.NaN;
+  if (lower === '+inf' || lower === 'inf') return Number.POSITIVE_INFINITY;
+  if (lower === '-inf') return Number.NEGATIVE_INFINITY;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(content)) return undefined;
+  return Number(content);
+}
+
+export function parseBoolLiteral(text: string): boolean | null | undefined {
+  const content = (inner(text, ['bool', 'boolean']) ?? text.trim()).toLowerCase();
+  if (content === 'null') return null;
+  if (content === 'true' || content === '1') return true;
+  if (content === 'false' || content === '0') return false;
+  return undefined;
+}
+
+export function parseGuidLiteral(text: string): string | null | undefined {
+  const content = inner(text, ['guid', 'uuid']) ?? text.trim();
+  if (content.toLowerCase() === 'null') return null;
+  const hex = content.replace(/[{}]/g, '');
+  if (!/^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/.test(hex)) return undefined;
+  const h = hex.replace(/-/g, '').toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Days from 1970-01-01 to the given proleptic Gregorian date (any year 1…9999). */
+export function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/**
+ * A datetime string in the ISO forms Kusto accepts (`2024-01-02`, `2024-01-02T03:04:05.1234567Z`,
+ * `2024-01-02 03:04`, `2022/01/10`, with `Z` or `±hh:mm` offsets) → µs since the Unix epoch.
+ */
+export function parseDateTimeText(content: string): bigint | undefined {
+  const m =
+    /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(
+      content.trim(),
+    );
+  if (!m) return undefined;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const [h, mi, s] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;
+  const monthDays = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  if (d > (monthDays[mo - 1] as number)) return undefined;
+  const frac = ((m[7] ?? '') + '000000').slice(0, 6);
+  let micros = BigInt(daysFromCivil(y, mo, d)) * 86_400_000_000n + BigInt(h * 3600 + mi * 60 + s) * 1_000_000n + BigInt(frac);
+  const offset = m[8];
+  if (offset && offset.toUpperCase() !== 'Z') {
+    const sign = offset.startsWith('-') ? -1n : 1n;
+    const digits = offset.slice(1).replace(':', '');
+    const minutes = BigInt(Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2)));
+    micros -= sign * minutes * 60_000_000n;
+  }
+  if (micros < MIN_DATETIME_US || micros > MAX_DATETIME_US) return undefined;
+  return micros;
+}
+
+export function parseDateTimeLiteral(text: string): bigint | null | undefined {
+  const content = inner(text, ['datetime', 'date']);
+  if (content === undefined) return undefined;
+  if (content.toLowerCase() === 'null') return null;
+  return parseDateTimeText(content);
+}
+
+const UNIT_TICKS: Record<string, bigint> = {
+  d: TICKS_PER_DAY,
+  day: TICKS_PER_DAY,
+  days: TICKS_PER_DAY,
+  h: TICKS_PER_HOUR,
+  hr: TICKS_PER_HOUR,
+  hrs: TICKS_PER_HOUR,
+  hour: TICKS_PER_HOUR,
+  hours: TICKS_PER_HOUR,
+  m: TICKS_PER_MINUTE,
+  min: TICKS_PER_MINUTE,
+  minute: TICKS_PER_MINUTE,
+  minutes: TICKS_PER_MINUTE,
+  s: TICKS_PER_SECOND,
+  sec: TICKS_PER_SECOND,
+  second: TICKS_PER_SECOND,
+  seconds: TICKS_PER_SECOND,
+  ms: TICKS_PER_MS,
+  milli: TICKS_PER_MS,
+  millis: TICKS_PER_MS,
+  millisecond: TICKS_PER_MS,
+  milliseconds: TICKS_PER_MS,
+  us: TICKS_PER_MICRO,
+  microsecond: TICKS_PER_MICRO,
+  microseconds: TICKS_PER_MICRO,
+  tick: 1n,
+  ticks: 1n,
+};
+
+/** Multiplies a decimal number text by a tick count exactly (no floating point). */
+function scaleDecimal(numberText: string, unit: bigint): bigint | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(numberText);
+  if (!m || ((m[2] ?? '') === '' && (m[3] ?? '') === '')) return undefined;
+  const fraction = m[3] ?? '';
+  const scale = 10n ** BigInt(fraction.length);
+  const whole = BigInt((m[2] || '0') + fraction);
+  const ticks = (whole * unit) / scale;
+  return m[1] === '-' ? -ticks : ticks;
+}
+
+/** `5m`, `1.5h`, `10ms`, `2d` → ticks. */
+export function parseTimespanUnitText(text: string): bigint | undefined {
+  const m = /^([+-]?\d*\.?\d+)\s*([A-Za-z]+)$/.exec(text.trim());
+  if (!m) return undefined;
+  const unitName = (m[2] as string).toLowerCase();
+  const unit = Object.hasOwn(UNIT_TICKS, unitName) ? UNIT_TICKS[unitName] : undefined;
+  if (unit === undefined) return undefined;
+  return scaleDecimal(m[1] as string, unit);
+}
+
+/** `[-][d.]hh:mm[:ss[.fffffff]]` → ticks. */
+export function parseTimespanClockText(text: string): bigint | undefined {
+  const m = /^([+-]?)(?:(\d+)\.)?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const days = BigInt(m[2] ?? '0');
+  const [h, mi, s] = [BigInt(m[3] as string), BigInt(m[4] as string), BigInt(m[5] ?? '0')];
+  if (h > 23n || mi > 59n || s > 59n) return undefined;
+  const frac = BigInt(((m[6] ?? '') + '0000000').slice(0, 7));
+  const ticks = days * TICKS_PER_DAY + h * TICKS_PER_HOUR + mi * TICKS_PER_MINUTE + s * TICKS_PER_SECOND + frac;
+  return m[1] === '-' ? -ticks : ticks;
+}
+
+export function parseTimespanLiteral(text: string): bigint | null | undefined {
+  const content = inner(text, ['time', 'timespan']);
+  if (content === undefined) return parseTimespanUnitText(text);
+  if (content.toLowerCase() === 'null') return null;
+  if (/^[+-]?\d*\.?\d+$/.test(content)) return scaleDecimal(content, TICKS_PER_DAY); // time(2) is two days
+  return parseTimespanUnitText(content) ?? parseTimespanClockText(content);
+}

@@ -1,0 +1,717 @@
+/**
+ * The parser adapter: query text → the engine's syntax tree (`QueryAst`), using Microsoft's KQL
+ * parser for the grammar. Limits are enforced before the parser sees the text (length, bracket
+ * depth) and while converting (expression depth), so hostile input is refused quickly. Anything the
+ * engine does not implement is refused here or in the binder, by name, with its position.
+ */
+import type { StrataError } from '@strata/common';
+import { queryError, type Span, unsupportedOperator } from '../errors.js';
+import { kqlTypeFromName } from '../types.js';
+import type {
+  Expr,
+  LetStatement,
+  LiteralValue,
+  NamedExpr,
+  Operator,
+  ParsePatternPart,
+  QueryAst,
+  RenderHint,
+  SortKey,
+  Source,
+  TabularExpr,
+} from './ast.js';
+import { type KDiagnostic, type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
+import {
+  parseBoolLiteral,
+  parseDateTimeLiteral,
+  parseGuidLiteral,
+  parseLongLiteral,
+  parseRealLiteral,
+  parseTimespanLiteral,
+} from './literals.js';
+import { prescan, tokenizeRender } from './prescan.js';
+
+export interface ParseLimits {
+  /** Longest accepted query text, in characters. */
+  maxQueryLength: number;
+  /** Deepest accepted bracket nesting ((), [], {}). */
+  maxBracketDepth: number;
+  /** Deepest accepted expression tree (long `a or b or …` chains nest too). */
+  maxExpressionDepth: number;
+  /** Most pipeline steps in one tabular expression. */
+  maxPipelineSteps: number;
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  maxQueryLength: 65_536,
+  maxBracketDepth: 64,
+  maxExpressionDepth: 512,
+  maxPipelineSteps: 256,
+};
+
+/** Diagnostics the engine accepts because it implements the construct itself. */
+function isToleratedDiagnostic(message: string): boolean {
+  // Product type names such as `int64`, `float64`, `json` in datatable and parse declarations.
+  const m = /^The name '([^']+)' is not a valid type name/.exec(message);
+  return m !== null && kqlTypeFromName(m[1] as string) !== undefined;
+}
+
+const shortName = (node: KNode): string => {
+  const full = (node.constructor as { $$name?: string }).$$name ?? '';
+  return full.slice(full.lastIndexOf('.') + 1);
+};
+
+const spanOf = (node: KNode): Span => ({ start: node.TextStart, end: node.TextStart + node.Width });
+
+function prop(node: KNode, name: string): KNode | null {
+  return (node[name] as KNode | null | undefined) ?? null;
+}
+
+function req(node: KNode, name: string): KNode {
+  const child = prop(node, name);
+  if (!child) throw queryError('The query is incomplete.', spanOf(node));
+  return child;
+}
+
+/** Elements of a `SyntaxList<SeparatedElement<T>>` (or a plain `SyntaxList<T>`). */
+function elements(node: KNode, name: string): KNode[] {
+  const list = node[name] as KList<KNode> | null | undefined;
+  if (!list) return [];
+  const out: KNode[] = [];
+  for (let i = 0; i < list.Count; i++) {
+    const item = list.getItem(i);
+    const inner = (item as KNode)['Element$1'] as KNode | undefined;
+    out.push(inner ?? item);
+  }
+  return out;
+}
+
+function tokenText(node: KNode | null): string {
+  return node ? String((node as unknown as { Text?: string }).Text ?? '') : '';
+}
+
+class Converter {
+  private depth = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly limits: ParseLimits,
+    private readonly kinds: Record<string, number>,
+    /** Datatable values parsed separately, by the offset just after their `[`. */
+    private readonly datatableValues: Map<number, Expr[]> = new Map(),
+  ) {}
+
+  private enter(node: KNode): void {
+    if (++this.depth > this.limits.maxExpressionDepth) {
+      throw queryError(`The query nests expressions deeper than ${this.limits.maxExpressionDepth} levels.`, spanOf(node));
+    }
+  }
+
+  private source(node: KNode): string {
+    return this.text.slice(node.TextStart, node.TextStart + node.Width);
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  query(root: KNode, render: RenderHint | undefined): QueryAst {
+    const directives = elements(root, 'Directives');
+    if (directives.length > 0) throw queryError('Directives are not supported.', spanOf(directives[0] as KNode));
+    const statements = elements(root, 'Statements').filter((s) => s.Width > 0);
+    const lets: LetStatement[] = [];
+    let body: TabularExpr | undefined;
+    for (const st of statements) {
+      const kind = shortName(st);
+      if (body) throw queryError('Only one query statement is supported; it must come last.', spanOf(st));
+      if (kind === 'LetStatement') lets.push(this.letStatement(st));
+      else if (kind === 'ExpressionStatement') body = this.tabular(req(st, 'Expression'));
+      else throw queryError(`The statement '${this.firstWord(st)}' is not supported.`, spanOf(st));
+    }
+    if (!body) throw queryError('The query has no tabular expression to run.', { start: 0, end: this.text.length });
+    return render ? { lets, body, render } : { lets, body };
+  }
+
+  private firstWord(node: KNode): string {
+    return /^\s*([\w-]+)/.exec(this.source(node))?.[1] ?? shortName(node);
+  }
+
+  private letStatement(node: KNode): LetStatement {
+    const nameNode = req(node, 'Name');
+    const name = this.declaredName(nameNode);
+    const valueNode = req(node, 'Expression');
+    const kind = shortName(valueNode);
+    let value: LetStatement['value'];
+    if (kind === 'FunctionDeclaration') throw queryError('User-defined functions are not supported.', spanOf(valueNode));
+    if (this.isTabularNode(valueNode)) value = { kind: 'tabular', tabular: this.tabular(valueNode) };
+    else if (this.isNameLike(valueNode)) value = { kind: 'name', expr: this.expr(valueNode), tabular: this.tabular(valueNode) };
+    else value = { kind: 'scalar', expr: this.expr(valueNode) };
+    return { name, nameSpan: spanOf(nameNode), value, span: spanOf(node) };
+  }
+
+  private isTabularNode(node: KNode): boolean {
+    const kind = shortName(node);
+    if (['PipeExpression', 'DataTableExpression', 'RangeOperator', 'PrintOperator', 'UnionOperator'].includes(kind)) return true;
+    if (kind === 'ParenthesizedExpression') return this.isTabularNode(req(node, 'Expression'));
+    return false;
+  }
+
+  private isNameLike(node: KNode): boolean {
+    const kind = shortName(node);
+    if (kind === 'NameReference') return true;
+    if (kind === 'PathExpression') return this.isNameLike(req(node, 'Expression'));
+    if (kind === 'BracketedExpression') return this.isNameLike(req(node, 'Expression'));
+    return false;
+  }
+
+  // ---------------------------------------------------------------- tabular
+
+  tabular(node: KNode): TabularExpr {
+    const operators: KNode[] = [];
+    let cur = node;
+    while (shortName(cur) === 'PipeExpression') {
+      operators.push(req(cur, 'Operator'));
+      if (operators.length > this.limits.maxPipelineSteps) {
+        throw queryError(`The query has more than ${this.limits.maxPipelineSteps} pipeline steps.`, spanOf(node));
+      }
+      cur = req(cur, 'Expression');
+    }
+    operators.reverse();
+    const source = this.tabularSource(cur);
+    const ops = operators.map((op, i) => this.operator(op, i === operators.length - 1));
+    return { source, operators: ops, span: spanOf(node) };
+  }
+
+  private tabularSource(node: KNode): Source {
+    const kind = shortName(node);
+    switch (kind) {
+      case 'NameReference':
+      case 'PathExpression':
+      case 'BracketedExpression':
+        return { kind: 'table', name: this.tableName(node), span: spanOf(node) };
+      case 'DataTableExpression':
+        return this.datatable(node);
+      case 'RangeOperator':
+        return {
+          kind: 'range',
+          column: this.declaredName(req(node, 'Name')),
+          from: this.expr(req(node, 'From')),
+          to: this.expr(req(node, 'To')),
+          step: this.expr(req(node, 'Step')),
+          span: spanOf(node),
+        };
+      case 'PrintOperator':
+        return { kind: 'print', items: elements(node, 'Expressions').map((e) => this.named(e)), span: spanOf(node) };
+      case 'UnionOperator':
+        this.noParameters(node, 'union');
+        return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span: spanOf(node) };
+      case 'ParenthesizedExpression':
+        return { kind: 'nested', tabular: this.tabular(req(node, 'Expression')), span: spanOf(node) };
+      default:
+        if (kind.endsWith('Operator')) throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
+        throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
+    }
+  }
+
+  private snippet(node: KNode): string {
+    const s = this.source(node);
+    return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+  }
+
+  private keywordSpan(node: KNode): Span {
+    const word = this.firstWord(node);
+    const offset = this.source(node).indexOf(word);
+    return { start: node.TextStart + Math.max(0, offset), end: node.TextStart + Math.max(0, offset) + word.length };
+  }
+
+  /** A dotted table name: `logship.agent.metrics`, `$metadata.schema.tables.fields`, `['a-b']`, `[x.y]`. */
+  private tableName(node: KNode): string {
+    const kind = shortName(node);
+    if (kind === 'NameReference') return this.referencedName(node);
+    if (kind === 'PathExpression') {
+      const selector = req(node, 'Selector');
+      if (shortName(selector) !== 'NameReference') throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
+      return `${this.tableName(req(node, 'Expression'))}.${this.referencedName(selector)}`;
+    }
+    if (kind === 'BracketedExpression') return this.tableName(req(node, 'Expression'));
+    throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
+  }
+
+  private referencedName(node: KNode): string {
+    const name = req(node, 'Name');
+    if (shortName(name) === 'BracketedName') return this.stringValue(req(name, 'Name'));
+    return String((name as unknown as { SimpleName: string }).SimpleName);
+  }
+
+  private declaredName(node: KNode): string {
+    const name = req(node, 'Name');
+    if (shortName(name) === 'BracketedName') return this.stringValue(req(name, 'Name'));
+    const simple = String((name as unknown as { SimpleName: string }).SimpleName ?? '');
+    if (simple === '') throw queryError('A name is missing.', spanOf(node));
+    return simple;
+  }
+
+  private stringValue(node: KNode): string {
+    const lit = this.literal(node);
+    if (lit.type !== 'string') throw queryError('A string literal was expected.', spanOf(node));
+    return lit.value;
+  }
+
+  private datatable(node: KNode): Source {
+    this.noParameters(node, 'datatable');
+    const columns = elements(req(node, 'Schema'), 'Columns').map((c) => {
+      const typeNode = req(c, 'Type');
+      const typeName = this.source(typeNode).trim();
+      const type = kqlTypeFromName(typeName);
+      if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+      const nameNode = req(c, 'Name');
+      return { name: this.declaredName(nameNode), type, span: spanOf(nameNode) };
+    });
+    const open = prop(node, 'OpenBracket');
+    const values =
+      (open && this.datatableValues.get(open.TextStart + open.Width)) ?? elements(node, 'Values').map((v) => this.expr(v));
+    if (columns.length === 0) throw queryError('A datatable needs at least one column.', spanOf(node));
+    if (values.length % columns.length !== 0) {
+      throw queryError(
+        `The datatable has ${values.length} values, which is not a multiple of its ${columns.length} columns.`,
+        spanOf(node),
+      );
+    }
+    return { kind: 'datatable', columns, values, span: spanOf(node) };
+  }
+
+  private noParameters(node: KNode, operator: string): void {
+    const params = elements(node, 'Parameters');
+    if (params.length > 0) {
+      throw queryError(
+        `The parameter '${this.source(params[0] as KNode).trim()}' of '${operator}' is not supported.`,
+        spanOf(params[0] as KNode),
+      );
+    }
+  }
+
+  // ---------------------------------------------------------------- operators
+
+  private operator(node: KNode, isLast: boolean): Operator {
+    const kind = shortName(node);
+    const span = spanOf(node);
+    switch (kind) {
+      case 'FilterOperator':
+        this.noParameters(node, 'where');
+        return { kind: 'where', predicate: this.expr(req(node, 'Condition')), span };
+      case 'ProjectOperator':
+        return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+      case 'ExtendOperator':
+        return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+      case 'ProjectAwayOperator':
+        return {
+          kind: 'project-away',
+          names: elements(node, 'Expressions').map((e) => {
+            if (shortName(e) !== 'NameReference') throw queryError('project-away takes column names.', spanOf(e));
+            return { name: this.referencedName(e), span: spanOf(e) };
+          }),
+          span,
+        };
+      case 'ProjectRenameOperator':
+        return {
+          kind: 'project-rename',
+          items: elements(node, 'Expressions').map((e) => {
+            const target = prop(e, 'Expression');
+            if (shortName(e) !== 'SimpleNamedExpression' || !target || shortName(target) !== 'NameReference') {
+              throw queryError('project-rename takes `new = old` pairs.', spanOf(e));
+            }
+            const nameNode = req(e, 'Name');
+            return {
+              name: this.declaredName(nameNode),
+              nameSpan: spanOf(nameNode),
+              from: this.referencedName(target),
+              fromSpan: spanOf(target),
+            };
+          }),
+          span,
+        };
+      case 'SummarizeOperator': {
+        this.noParameters(node, 'summarize');
+        const byClause = prop(node, 'ByClause');
+        if (byClause && prop(byClause, 'BinClause'))
+          throw queryError("summarize's bin= clause is not supported.", spanOf(byClause));
+        return {
+          kind: 'summarize',
+          aggregates: elements(node, 'Aggregates').map((e) => this.named(e)),
+          by: byClause ? elements(byClause, 'Expressions').map((e) => this.named(e)) : [],
+          span,
+        };
+      }
+      case 'CountOperator':
+        if (prop(node, 'AsIdentifier')) throw queryError("count's `as` clause is not supported.", span);
+        return { kind: 'count', span };
+      case 'DistinctOperator':
+        this.noParameters(node, 'distinct');
+        return { kind: 'distinct', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+      case 'TakeOperator':
+        this.noParameters(node, 'take');
+        return { kind: 'take', count: this.expr(req(node, 'Expression')), span };
+      case 'SortOperator':
+        this.noParameters(node, 'sort');
+        return { kind: 'sort', keys: elements(node, 'Expressions').map((e) => this.sortKey(e)), span };
+      case 'TopOperator':
+        this.noParameters(node, 'top');
+        return { kind: 'top', count: this.expr(req(node, 'Expression')), key: this.sortKey(req(node, 'ByExpression')), span };
+      case 'UnionOperator':
+        this.noParameters(node, 'union');
+        return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span };
+      case 'ParseOperator':
+        return this.parseOperator(node);
+      case 'RenderOperator':
+        throw queryError(isLast ? 'The render clause could not be read.' : "'render' must be the last operator.", span);
+      default:
+        throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
+    }
+  }
+
+  private sortKey(node: KNode): SortKey {
+    if (shortName(node) !== 'OrderedExpression') return { expr: this.expr(node), span: spanOf(node) };
+    const ordering = prop(node, 'Ordering');
+    const key: SortKey = { expr: this.expr(req(node, 'Expression')), span: spanOf(node) };
+    if (ordering) {
+      const dir = tokenText(prop(ordering, 'AscOrDescKeyword')).toLowerCase();
+      if (dir === 'asc') key.descending = false;
+      else if (dir === 'desc') key.descending = true;
+      const nulls = prop(ordering, 'NullsClause');
+      if (nulls) key.nullsFirst = tokenText(prop(nulls, 'FirstOrLastKeyword')).toLowerCase() === 'first';
+    }
+    return key;
+  }
+
+  private parseOperator(node: KNode): Operator {
+    const params = elements(node, 'Parameters');
+    let kindValue = 'simple';
+    for (const p of params) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const value = this.source(req(p, 'Expression'))
+        .trim()
+        .replace(/^['"]|['"]$/g, '')
+        .toLowerCase();
+      if (name !== 'kind') throw queryError(`The parameter '${name}' of 'parse' is not supported.`, spanOf(p));
+      kindValue = value;
+    }
+    if (kindValue !== 'regex') throw queryError(`parse kind=${kindValue} is not supported; use kind=regex.`, spanOf(node));
+    const parts: ParsePatternPart[] = [];
+    for (const p of elements(node, 'Patterns')) {
+      const kind = shortName(p);
+      if (kind === 'LiteralExpression' || kind === 'CompoundStringLiteralExpression') {
+        parts.push({ kind: 'text', text: this.stringValue(p), span: spanOf(p) });
+      } else if (kind === 'StarExpression') {
+        parts.push({ kind: 'text', text: '.*?', span: spanOf(p) });
+      } else if (kind === 'NameDeclaration') {
+        parts.push({ kind: 'column', name: this.declaredName(p), span: spanOf(p) });
+      } else if (kind === 'NameAndTypeDeclaration') {
+        const typeNode = req(p, 'Type');
+        const typeName = this.source(typeNode).trim();
+        const type = kqlTypeFromName(typeName);
+        if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+        parts.push({ kind: 'column', name: this.declaredName(req(p, 'Name')), type, span: spanOf(p) });
+      } else {
+        throw queryError(`'${this.snippet(p)}' is not supported in a parse pattern.`, spanOf(p));
+      }
+    }
+    return { kind: 'parse', source: this.expr(req(node, 'Expression')), parts, span: spanOf(node) };
+  }
+
+  private named(node: KNode): NamedExpr {
+    const kind = shortName(node);
+    if (kind === 'SimpleNamedExpression') {
+      const nameNode = req(node, 'Name');
+      return {
+        name: this.declaredName(nameNode),
+        nameSpan: spanOf(nameNode),
+        expr: this.expr(req(node, 'Expression')),
+        span: spanOf(node),
+      };
+    }
+    if (kind === 'CompoundNamedExpression')
+      throw queryError('Naming several columns at once, `(a, b) = …`, is not supported.', spanOf(node));
+    return { expr: this.expr(node), span: spanOf(node) };
+  }
+
+  // ---------------------------------------------------------------- expressions
+
+  expr(node: KNode): Expr {
+    this.enter(node);
+    try {
+      return this.exprInner(node);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private exprInner(node: KNode): Expr {
+    const kind = shortName(node);
+    const span = spanOf(node);
+    switch (kind) {
+      case 'LiteralExpression':
+      case 'CompoundStringLiteralExpression':
+        return { kind: 'literal', lit: this.literal(node), span };
+      case 'DynamicExpression':
+        return { kind: 'literal', lit: this.dynamicLiteral(node), span };
+      case 'NameReference': {
+        const name = req(node, 'Name');
+        // A bare `null` (the product allows it in datatable values and expressions).
+        if (shortName(name) === 'TokenName' && (name as unknown as { SimpleName: string }).SimpleName === 'null') {
+          return { kind: 'literal', lit: { type: 'dynamic', value: null }, span };
+        }
+        return { kind: 'name', name: this.referencedName(node), span };
+      }
+      case 'ParenthesizedExpression':
+        return this.expr(req(node, 'Expression'));
+      case 'BracketedExpression':
+        // `[column]` (older product syntax) reads as the column.
+        return this.expr(req(node, 'Expression'));
+      case 'PathExpression': {
+        const selector = req(node, 'Selector');
+        const target = this.expr(req(node, 'Expression'));
+        if (shortName(selector) === 'NameReference')
+          return { kind: 'member', target, member: this.referencedName(selector), span };
+        if (shortName(selector) === 'BracketedExpression') {
+          return { kind: 'index', target, index: this.expr(req(selector, 'Expression')), span };
+        }
+        throw queryError(`'${this.snippet(node)}' is not supported.`, span);
+      }
+      case 'ElementExpression': {
+        const selector = req(node, 'Selector');
+        const inner = shortName(selector) === 'BracketedExpression' ? req(selector, 'Expression') : selector;
+        return { kind: 'index', target: this.expr(req(node, 'Expression')), index: this.expr(inner), span };
+      }
+      case 'FunctionCallExpression': {
+        const nameNode = req(node, 'Name');
+        const args = elements(req(node, 'ArgumentList'), 'Expressions').map((a) => this.expr(a));
+        return { kind: 'call', name: this.referencedName(nameNode), nameSpan: spanOf(nameNode), args, span };
+      }
+      case 'BinaryExpression': {
+        const opToken = req(node, 'Operator');
+        const op = tokenText(opToken).toLowerCase().replace(/\s+/g, ' ');
+        return {
+          kind: 'binary',
+          op,
+          opSpan: spanOf(opToken),
+          left: this.expr(req(node, 'Left')),
+          right: this.expr(req(node, 'Right')),
+          span,
+        };
+      }
+      case 'PrefixUnaryExpression': {
+        const op = tokenText(req(node, 'Operator'));
+        const operand = this.expr(req(node, 'Expression'));
+        if (op !== '-' && op !== '+') throw queryError(`The operator '${op}' is not supported.`, span);
+        if (operand.kind === 'literal' && op === '-') {
+          const lit = operand.lit;
+          if (lit.type === 'long' && lit.value !== null)
+            return { kind: 'literal', lit: { type: 'long', value: -lit.value }, span };
+          if (lit.type === 'real' && lit.value !== null)
+            return { kind: 'literal', lit: { type: 'real', value: -lit.value }, span };
+          if (lit.type === 'timespan' && lit.value !== null)
+            return { kind: 'literal', lit: { type: 'timespan', value: -lit.value }, span };
+        }
+        return { kind: 'unary', op, operand, span };
+      }
+      case 'InExpression': {
+        const opToken = req(node, 'Operator');
+        return {
+          kind: 'in',
+          op: tokenText(opToken).toLowerCase(),
+          opSpan: spanOf(opToken),
+          left: this.expr(req(node, 'Left')),
+          list: elements(req(node, 'Right'), 'Expressions').map((e) => this.expr(e)),
+          span,
+        };
+      }
+      case 'BetweenExpression': {
+        const couple = req(node, 'Right');
+        return {
+          kind: 'between',
+          negated: tokenText(req(node, 'Operator')).startsWith('!'),
+          left: this.expr(req(node, 'Left')),
+          low: this.expr(req(couple, 'First')),
+          high: this.expr(req(couple, 'Second')),
+          span,
+        };
+      }
+      case 'StarExpression':
+        return { kind: 'star', span };
+      case 'HasAnyExpression':
+      case 'HasAllExpression':
+        throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
+      default:
+        if (this.isTabularNode(node)) throw queryError('A tabular expression is not allowed here.', span);
+        throw queryError(`'${this.snippet(node)}' is not supported.`, span);
+    }
+  }
+
+  private literal(node: KNode): LiteralValue {
+    const k = this.kinds;
+    const kind = node.Kind;
+    const text = this.source(node).trim();
+    const bad = (what: string): StrataError => queryError(`The ${what} literal '${text}' is not valid.`, spanOf(node));
+    if (kind === k.StringLiteralExpression || kind === k.CompoundStringLiteralExpression) {
+      return { type: 'string', value: String((node as unknown as { LiteralValue: unknown }).LiteralValue ?? '') };
+    }
+    if (kind === k.LongLiteralExpression || kind === k.IntLiteralExpression) {
+      const v = parseLongLiteral(text);
+      if (v === undefined) throw bad('long');
+      return { type: 'long', value: v };
+    }
+    if (kind === k.RealLiteralExpression || kind === k.DecimalLiteralExpression) {
+      const v = parseRealLiteral(text);
+      if (v === undefined) throw bad('real');
+      return { type: 'real', value: v };
+    }
+    if (kind === k.BooleanLiteralExpression) {
+      const v = parseBoolLiteral(text);
+      if (v === undefined) throw bad('bool');
+      return { type: 'bool', value: v };
+    }
+    if (kind === k.DateTimeLiteralExpression) {
+      const v = parseDateTimeLiteral(text);
+      if (v === undefined) throw bad('datetime');
+      return { type: 'datetime', value: v };
+    }
+    if (kind === k.TimespanLiteralExpression) {
+      const v = parseTimespanLiteral(text);
+      if (v === undefined) throw bad('timespan');
+      return { type: 'timespan', value: v };
+    }
+    if (kind === k.GuidLiteralExpression) {
+      const v = parseGuidLiteral(text);
+      if (v === undefined) throw bad('guid');
+      return { type: 'guid', value: v };
+    }
+    throw queryError(`The literal '${text}' is not supported.`, spanOf(node));
+  }
+
+  private dynamicLiteral(node: KNode): LiteralValue {
+    const inner = prop(node, 'Expression');
+    const text = inner ? this.source(inner).trim() : 'null';
+    if (text === 'null' || text === '') return { type: 'dynamic', value: null };
+    try {
+      return { type: 'dynamic', value: JSON.stringify(JSON.parse(text)) };
+    } catch {
+      throw queryError(
+        `The dynamic literal '${this.snippet(node)}' is not plain JSON, which is what is supported.`,
+        spanOf(node),
+      );
+    }
+  }
+}
+
+function parseRender(text: string, offset: number): RenderHint {
+  const tokens = tokenizeRender(text, offset);
+  if (!Array.isArray(tokens)) throw queryError(tokens.error, { start: tokens.at, end: tokens.at + 1 });
+  const end = { start: offset + text.length, end: offset + text.length };
+  let i = 0;
+  const next = () => tokens[i++];
+  const expect = (t: string) => {
+    const tok = next();
+    if (!tok || tok.text !== t) throw queryError(`Expected '${t}' in the render clause.`, tok?.span ?? end);
+  };
+  expect('|');
+  expect('render');
+  const chart = next();
+  if (chart?.kind !== 'word') throw queryError('The render clause needs a chart type.', chart?.span ?? end);
+  const hint: RenderHint = { chartType: chart.text };
+  if (i < tokens.length) {
+    expect('with');
+    expect('(');
+    const options: Record<string, unknown> = {};
+    while (tokens[i] && tokens[i]?.text !== ')') {
+      const name = next();
+      if (name?.kind !== 'word') throw queryError('A render option name was expected.', name?.span ?? end);
+      expect('=');
+      const value = next();
+      if (!value || value.kind === 'punct') throw queryError('A render option value was expected.', value?.span ?? end);
+      options[name.text] =
+        value.kind === 'word' ? (value.text === 'true' ? true : value.text === 'false' ? false : value.text) : value.value;
+      if (tokens[i]?.text === ',') i++;
+    }
+    expect(')');
+    if (i < tokens.length) throw queryError('Unexpected text after the render clause.', tokens[i]?.span ?? end);
+    hint.options = options;
+  }
+  return hint;
+}
+
+/**
+ * Parses query text into the engine's syntax tree, or throws a StrataError ('invalid') naming the
+ * first problem and where it is.
+ */
+export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMITS): QueryAst {
+  if (text.length > limits.maxQueryLength) {
+    throw queryError(`The query is longer than ${limits.maxQueryLength} characters.`, {
+      start: limits.maxQueryLength,
+      end: text.length,
+    });
+  }
+  if (text.trim() === '') throw queryError('The query is empty.', { start: 0, end: text.length });
+  const scan = prescan(text);
+  if (scan.maxDepth > limits.maxBracketDepth) {
+    throw queryError(`The query nests brackets deeper than ${limits.maxBracketDepth} levels.`, {
+      start: scan.deepestAt,
+      end: scan.deepestAt + 1,
+    });
+  }
+  let body = text;
+  let render: RenderHint | undefined;
+  if (scan.renderPipeAt !== undefined) {
+    render = parseRender(text.slice(scan.renderPipeAt), scan.renderPipeAt);
+    body = text.slice(0, scan.renderPipeAt);
+  }
+  const K = kustoLanguage();
+  // Datatable values are parsed on their own, as the items of a `print` placed at the same
+  // offsets (so positions stay true), and blanked out of the text the main parse sees.
+  const datatableValues = new Map<number, Expr[]>();
+  for (const block of scan.datatableValues) {
+    if (block.end > body.length || block.start < 6) continue;
+    const padded = `${' '.repeat(block.start - 6)}print ${body.slice(block.start, block.end)}`;
+    const valuesCode = K.KustoCode.Parse(padded);
+    throwFirstError(valuesCode.GetDiagnostics());
+    checkTreeDepth(valuesCode.Syntax, limits);
+    const converter = new Converter(padded, limits, K.Syntax.SyntaxKind);
+    const statement = elements(valuesCode.Syntax, 'Statements')[0];
+    const print = statement ? prop(statement, 'Expression') : null;
+    datatableValues.set(block.start, print ? elements(print, 'Expressions').map((e) => converter.expr(e)) : []);
+    body = body.slice(0, block.start) + ' '.repeat(block.end - block.start) + body.slice(block.end);
+  }
+  const code = K.KustoCode.Parse(body);
+  throwFirstError(code.GetDiagnostics());
+  checkTreeDepth(code.Syntax, limits);
+  return new Converter(text, limits, K.Syntax.SyntaxKind, datatableValues).query(code.Syntax, render);
+}
+
+/**
+ * Refuses syntax trees deeper than twice the expression limit before anything reads positions:
+ * in the Kusto tree a node's position and width are computed by walking, so on a 20,000-level
+ * chain each costs milliseconds. This walk uses child links only.
+ */
+function checkTreeDepth(root: KNode, limits: ParseLimits): void {
+  const maxDepth = limits.maxExpressionDepth * 2;
+  const stack: [KNode, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [KNode, number];
+    if (depth > maxDepth) {
+      const at = node.TextStart;
+      throw queryError(`The query nests expressions deeper than ${limits.maxExpressionDepth} levels.`, {
+        start: at,
+        end: at + 1,
+      });
+    }
+    for (let i = 0; i < node.ChildCount; i++) {
+      const child = node.GetChild(i);
+      if (child && child.ChildCount > 0) stack.push([child, depth + 1]);
+    }
+  }
+}
+
+function throwFirstError(diagnostics: KList<KDiagnostic>): void {
+  for (let i = 0; i < diagnostics.Count; i++) {
+    const d = diagnostics.getItem(i);
+    if (d.Severity !== 'Error' || isToleratedDiagnostic(d.Message)) continue;
+    throw queryError(d.Message, { start: d.Start, end: d.Start + Math.max(d.Length, 1) });
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * KQL scalar types as the engine models them, and how each is represented in DuckDB and in results.
+ * `int` and `decimal` are folded into `long` and `real`: results only know Int64 and Float64.
+ * A timespan is carried as BIGINT ticks (100 ns) so arithmetic and comparisons stay exact; a
+ * datetime is a TIMESTAMP (microseconds: the 7th fractional digit is always 0); dynamic is JSON.
+ */
+export type KqlType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'guid' | 'dynamic';
+
+export const RESULT_TYPE_NAME: Record<KqlType, string> = {
+  string: 'String',
+  long: 'Int64',
+  real: 'Float64',
+  bool: 'Boolean',
+  datetime: 'DateTime',
+  timespan: 'TimeSpan',
+  guid: 'Guid',
+  dynamic: 'Dynamic',
+};
+
+/** DuckDB column type holding each KQL type inside the engine's statements. */
+export const DUCKDB_TYPE: Record<KqlType, string> = {
+  string: 'VARCHAR',
+  long: 'BIGINT',
+  real: 'DOUBLE',
+  bool: 'BOOLEAN',
+  datetime: 'TIMESTAMP',
+  timespan: 'BIGINT',
+  guid: 'UUID',
+  dynamic: 'JSON',
+};
+
+const TYPE_NAMES: Record<string, KqlType> = {
+  string: 'string',
+  str: 'string',
+  long: 'long',
+  int: 'long',
+  int64: 'long',
+  int32: 'long',
+  real: 'real',
+  double: 'real',
+  float: 'real',
+  float64: 'real',
+  decimal: 'real',
+  bool: 'bool',
+  boolean: 'bool',
+  datetime: 'datetime',
+  date: 'datetime',
+  timespan: 'timespan',
+  time: 'timespan',
+  guid: 'guid',
+  uuid: 'guid',
+  dynamic: 'dynamic',
+  json: 'dynamic',
+};
+
+/** Type names accepted in `datatable(...)`, `parse` declarations and schemas (product names included). */
+export function kqlTypeFromName(name: string): KqlType | undefined {
+  return Object.hasOwn(TYPE_NAMES, name.toLowerCase()) ? TYPE_NAMES[name.toLowerCase()] : undefined;
+}
+
+/** Maps a DuckDB column type (as DuckDB prints it) to the KQL type the engine reads it as. */
+export function kqlTypeFromDuckDb(duckType: string): KqlType | undefined {
+  const t = duckType.toUpperCase();
+  if (t === 'VARCHAR' || t.startsWith('VARCHAR(') || t === 'TEXT' || t === 'STRING') return 'string';
+  if (t === 'JSON') return 'dynamic';
+  if (['BIGINT', 'INTEGER', 'SMALLINT', 'TINYINT', 'UBIGINT', 'UINTEGER', 'USMALLINT', 'UTINYINT', 'HUGEINT'].includes(t))
+    return 'long';
+  if (t === 'DOUBLE' || t === 'FLOAT' || t === 'REAL' || t.startsWith('DECIMAL')) return 'real';
+  if (t === 'BOOLEAN') return 'bool';
+  if (t.startsWith('TIMESTAMP') || t === 'DATE') return 'datetime';
+  if (t === 'INTERVAL') return 'timespan';
+  if (t === 'UUID') return 'guid';
+  if (t.endsWith('[]') || t.startsWith('STRUCT') || t.startsWith('MAP')) return 'dynamic';
+  return undefined;
+}
+
+/** KQL type names as Kusto writes them (used in diagnostics and schema symbols). */
+export const KQL_TYPE_NAME: Record<KqlType, string> = {
+  string: 'string',
+  long: 'long',
+  real: 'real',
+  bool: 'bool',
+  datetime: 'datetime',
+  timespan: 'timespan',
+  guid: 'guid',
+  dynamic: 'dynamic',
+};
+
+export function isNumeric(t: KqlType): boolean {
+  return t === 'long' || t === 'real';
+}
+
+/** Columns of one table as the caller's schema catalog describes it. */
+export interface CatalogColumn {
+  name: string;
+  type: KqlType;
+}
+
+export interface CatalogTable {
+  name: string;
+  columns: CatalogColumn[];
+}
+
+/** The tables a query may read (already filtered to what the caller may see). */
+export interface SchemaCatalog {
+  tables: CatalogTable[];
+}

@@ -1,0 +1,93 @@
+/**
+ * In-process stand-ins for workers: each holds its share of every table in its own in-memory
+ * DuckDB, and runs fragments through the same code the real worker path uses. Rows are dealt
+ * out round-robin, so a query's answer must not depend on how many workers there are.
+ */
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { ColumnBatch } from '../../src/query/exec/batches.js';
+import type { FragmentRunner } from '../../src/query/exec/executor.js';
+import { runFragmentOnConnection } from '../../src/query/exec/fragment-on-connection.js';
+import type { FragmentSpec } from '../../src/query/plan/planner.js';
+import { quoteIdent } from '../../src/query/sql/sql.js';
+import { type CatalogTable, DUCKDB_TYPE, type KqlType, type SchemaCatalog } from '../../src/query/types.js';
+
+export type Cell = string | number | bigint | boolean | null | Date | object;
+
+export interface TestTable {
+  name: string;
+  columns: { name: string; type: KqlType }[];
+  rows: Cell[][];
+}
+
+function literal(value: Cell, type: KqlType): { sql: string; param?: unknown } {
+  if (value === null) return { sql: 'NULL' };
+  switch (type) {
+    case 'datetime':
+      return { sql: 'make_timestamp(CAST(? AS BIGINT))', param: String(BigInt((value as Date).getTime()) * 1000n) };
+    case 'dynamic':
+      return { sql: 'CAST(? AS JSON)', param: JSON.stringify(value) };
+    case 'long':
+    case 'timespan':
+      return { sql: 'CAST(? AS BIGINT)', param: String(value) };
+    case 'real':
+      return { sql: 'CAST(? AS DOUBLE)', param: String(value) };
+    case 'bool':
+      return { sql: 'CAST(? AS BOOLEAN)', param: String(value) };
+    default:
+      return { sql: `CAST(? AS ${DUCKDB_TYPE[type]})`, param: String(value) };
+  }
+}
+
+export class FakeWorkers {
+  private constructor(
+    private readonly instances: DuckDBInstance[],
+    readonly catalog: SchemaCatalog,
+  ) {}
+
+  static async create(tables: TestTable[], workerCount: number): Promise<FakeWorkers> {
+    const instances: DuckDBInstance[] = [];
+    for (let w = 0; w < workerCount; w++) {
+      const instance = await DuckDBInstance.create(':memory:');
+      const c = await instance.connect();
+      for (const t of tables) {
+        const cols = t.columns.map((col) => `${quoteIdent(col.name)} ${DUCKDB_TYPE[col.type]}`).join(', ');
+        await c.run(`CREATE TABLE ${quoteIdent(t.name)} (${cols})`);
+        const mine = t.rows.filter((_, i) => i % workerCount === w);
+        for (const row of mine) {
+          const parts = row.map((v, i) => literal(v, (t.columns[i] as { type: KqlType }).type));
+          const params = parts.filter((p) => p.param !== undefined).map((p) => p.param as string);
+          await c.run(`INSERT INTO ${quoteIdent(t.name)} VALUES (${parts.map((p) => p.sql).join(', ')})`, params);
+        }
+      }
+      c.closeSync();
+      instances.push(instance);
+    }
+    const catalog: SchemaCatalog = { tables: tables.map((t): CatalogTable => ({ name: t.name, columns: t.columns })) };
+    return new FakeWorkers(instances, catalog);
+  }
+
+  /** Fragments run on every worker concurrently; their rows are interleaved into one stream. */
+  readonly runner: FragmentRunner = (fragment: FragmentSpec, signal: AbortSignal) => this.run(fragment, signal);
+
+  private async *run(fragment: FragmentSpec, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
+    const connections: DuckDBConnection[] = [];
+    try {
+      const all: ColumnBatch[][] = await Promise.all(
+        this.instances.map(async (instance) => {
+          const c = await instance.connect();
+          connections.push(c);
+          const out: ColumnBatch[] = [];
+          for await (const b of runFragmentOnConnection(c, quoteIdent(fragment.table), fragment, signal)) out.push(b);
+          return out;
+        }),
+      );
+      for (const batches of all) yield* batches;
+    } finally {
+      for (const c of connections) c.closeSync();
+    }
+  }
+
+  close(): void {
+    for (const i of this.instances) i.closeSync();
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Result column names and types checked against Microsoft's own KQL analyzer: for standard KQL,
+ * the engine must name and type result columns exactly as Kusto.Language does.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'mocha';
+import { bindQuery } from '../../src/query/engine.js';
+import { kustoLanguage, warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import type { SchemaCatalog } from '../../src/query/types.js';
+
+const CATALOG: SchemaCatalog = {
+  tables: [
+    {
+      name: 'T',
+      columns: [
+        { name: 'timestamp', type: 'datetime' },
+        { name: 'host', type: 'string' },
+        { name: 'x', type: 'long' },
+        { name: 'y', type: 'real' },
+        { name: 's', type: 'string' },
+        { name: 'd', type: 'dynamic' },
+        { name: 'b', type: 'bool' },
+        { name: 'ts', type: 'timespan' },
+      ],
+    },
+  ],
+};
+
+/** Kusto's type names folded the way the engine reports them (int → long). */
+const KUSTO_TYPE: Record<string, string> = {
+  int: 'long',
+  long: 'long',
+  real: 'real',
+  string: 'string',
+  bool: 'bool',
+  datetime: 'datetime',
+  timespan: 'timespan',
+  dynamic: 'dynamic',
+  guid: 'guid',
+};
+
+function kustoColumns(query: string): string[] {
+  const K = kustoLanguage() as unknown as {
+    KustoCode: {
+      ParseAndAnalyze(
+        q: string,
+        g: unknown,
+      ): { ResultType: { Columns: { Count: number; getItem(i: number): { Name: string; Type: { Name: string } } } } };
+    };
+    GlobalState: { Default: { WithDatabase(db: unknown): unknown } };
+    Symbols: {
+      DatabaseSymbol: { $ctor1: new (n: string, m: unknown[]) => unknown };
+      TableSymbol: { $ctor7: new (n: string, s: string, d: null) => unknown };
+    };
+  };
+  const t = CATALOG.tables[0] as SchemaCatalog['tables'][0];
+  const table = new K.Symbols.TableSymbol.$ctor7(t.name, `(${t.columns.map((c) => `${c.name}:${c.type}`).join(', ')})`, null);
+  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', [table]));
+  const cols = K.KustoCode.ParseAndAnalyze(query, globals).ResultType.Columns;
+  const out: string[] = [];
+  for (let i = 0; i < cols.Count; i++) {
+    const c = cols.getItem(i);
+    out.push(`${c.Name}:${KUSTO_TYPE[c.Type.Name] ?? c.Type.Name}`);
+  }
+  return out;
+}
+
+function engineColumns(query: string): string[] {
+  return bindQuery(query, CATALOG).bound.columns.map((c) => `${c.name}:${c.type}`);
+}
+
+const QUERIES = [
+  'T | summarize count(), avg(x), sum(y), dcount(s), percentile(x, 95), percentiles(y, 50, 99.9), countif(x > 1), sumif(x, b), make_list(s), make_set(s), take_any(x), stdev(y), variance(x), min(timestamp), max(ts)',
+  'T | summarize arg_max(timestamp, s, x) by host',
+  'T | summarize a = arg_max(timestamp, s) by host',
+  'T | summarize arg_min(x, *) by host',
+  'T | summarize avg(x + 1), sum(toint(y)), count() by bin(timestamp, 1h), tolower(host)',
+  'T | project x + 1, tolower(s), d.a.b, d["c"], d[0], bin(x, 5), floor(y, 1), toint(y), 5, "a", x * 2, strlen(s)',
+  'T | project strlen(s), tolower(s), toupper(s), tolong(y), todouble(x), tostring(x), tobool(s), todatetime(s), ago(ts), now(), iff(b, 1, 2), case(b, 1, 2), coalesce(x, 1), isnull(x), isempty(s), substring(s, 1), strcat(s, s), extract("a", 0, s), parse_json(s), startofday(timestamp), startofweek(timestamp), startofmonth(timestamp), datetime_part("year", timestamp), format_datetime(timestamp, "yy"), round(y), abs(x), sqrt(y), not(b), -x, ts',
+  'T | extend tolower(s)',
+  'T | extend z = x / 2, w = y / 2, r = x % 3, q = 7 / 2.0, t = timestamp - timestamp, u = ts * 2, v = ts / ts, dd = timestamp + 1h, st = 1h / 2',
+  'T | count',
+  'print 1, x = 2, 3',
+  'T | summarize by host, s',
+  'T | top 3 by x',
+  'T | summarize count() by bin(x, 10), bin(y, 0.5)',
+  'T | distinct host, s',
+  'range v from 1 to 10 step 2',
+  'T | parse kind=regex s with "a=" A " b=" B:long',
+  'T | project-rename h = host | project-away x',
+  'T | union (T | extend z = 1)',
+  'T | summarize count() by s | order by count_ | take 1',
+  'T | summarize max(x), max(x) by host',
+  'T | project x = 1, x1 = 2, x2 = 3 | extend toint(x)',
+  'T | summarize count() by bin(timestamp, 1h), bin(timestamp, 1d)',
+  'T | project d["a-b"], d.a.b[1]',
+  'T | summarize count_ = 1, count()',
+  'T | summarize countif(b), make_list(timestamp), take_any(s), percentile(ts, 50), percentile(timestamp, 50)',
+  'T | extend x = "a"',
+  'T | project-away x | extend x = 1',
+];
+
+describe('query result naming agrees with Microsoft’s analyzer', () => {
+  before(async function () {
+    this.timeout(60_000);
+    await warmKustoParser();
+  });
+
+  for (const q of QUERIES) {
+    it(q, () => {
+      assert.deepEqual(engineColumns(q), kustoColumns(q));
+    });
+  }
+});

@@ -1,0 +1,175 @@
+/**
+ * The distributed plan: what is pushed to workers (filters, projections, partial aggregates,
+ * limits, time ranges) and what the gateway merges; cancellation and deadlines.
+ */
+import assert from 'node:assert/strict';
+import { StrataError } from '@strata/common';
+import { after, before, describe, it } from 'mocha';
+import { executePlan, type FragmentSpec, planQuery } from '../../src/query/engine.js';
+import type { ColumnBatch } from '../../src/query/exec/batches.js';
+import { closeCluster, getCluster, LOGS, NOW } from './fixture.js';
+
+const us = (d: Date | number) => BigInt(new Date(d).getTime()) * 1000n;
+
+describe('query planning and distributed execution', () => {
+  let catalog: Awaited<ReturnType<typeof getCluster>>['three']['catalog'];
+  before(async function () {
+    this.timeout(60_000);
+    catalog = (await getCluster()).three.catalog;
+  });
+  after(closeCluster);
+
+  it('extracts the time range from timestamp filters', () => {
+    const p = planQuery('Logs | where timestamp > ago(1h) and timestamp <= datetime(2024-03-10 11:30) | count', catalog, {
+      now: NOW,
+    });
+    assert.deepEqual(p.fragments[0]?.timeRange, {
+      fromUs: us(NOW.getTime() - 3_600_000),
+      toUs: us(Date.UTC(2024, 2, 10, 11, 30)),
+    });
+    const b = planQuery('Logs | where timestamp between (datetime(2024-03-09) .. 1d) | count', catalog, { now: NOW });
+    assert.deepEqual(b.fragments[0]?.timeRange, { fromUs: us(Date.UTC(2024, 2, 9)), toUs: us(Date.UTC(2024, 2, 10)) });
+    const renamed = planQuery('Logs | project t = timestamp | where t >= ago(2h)', catalog, { now: NOW });
+    assert.deepEqual(renamed.fragments[0]?.timeRange, { fromUs: us(NOW.getTime() - 7_200_000) });
+  });
+
+  it('does not take a time range from filters it cannot trust', () => {
+    for (const q of [
+      'Logs | where timestamp > ago(1h) or latencyMs > 5 | count',
+      'Logs | extend timestamp = now() | where timestamp > ago(1h) | count',
+      'Logs | take 10 | where timestamp > ago(1h)',
+      'Logs | where not(timestamp > ago(1h)) | count',
+    ]) {
+      assert.deepEqual(planQuery(q, catalog, { now: NOW }).fragments[0]?.timeRange, {}, q);
+    }
+  });
+
+  it('pushes filters, projections and partial aggregates to the workers', () => {
+    const p = planQuery(
+      'Logs | where level == "Error" | extend l = latencyMs * 2 | summarize avg(l) by host | where avg_l > 10',
+      catalog,
+      { now: NOW },
+    );
+    assert.equal(p.fragments.length, 1);
+    const f = p.fragments[0] as FragmentSpec;
+    assert.match(f.sql, /WHERE/);
+    assert.match(f.sql, /GROUP BY ALL/);
+    assert.match(p.merge.text, /FROM "f0"/);
+    assert.match(p.merge.text, /GROUP BY ALL/);
+    // The post-aggregate filter runs on the gateway.
+    assert.doesNotMatch(f.sql, /"avg_l"/);
+  });
+
+  it('pushes limits for take, top and sort | take, and a row-cap limit for plain queries', () => {
+    assert.equal(planQuery('Logs | take 5', catalog).fragments[0]?.limit, 5n);
+    assert.equal(planQuery('Logs | top 5 by latencyMs', catalog).fragments[0]?.limit, 5n);
+    const st = planQuery('Logs | sort by timestamp desc | take 7', catalog).fragments[0] as FragmentSpec;
+    assert.equal(st.limit, 7n);
+    assert.match(st.sql, /ORDER BY .* DESC NULLS LAST.* LIMIT/);
+    assert.equal(planQuery('Logs | where latencyMs > 5', catalog, { maxRows: 100 }).fragments[0]?.limit, 101n);
+    assert.equal(planQuery('Logs | sort by latencyMs', catalog, { maxRows: 100 }).fragments[0]?.limit, 101n);
+    assert.equal(planQuery('Logs | summarize count() by host', catalog).fragments[0]?.limit, undefined);
+  });
+
+  it('plans one fragment per table read, with the merge over all of them', () => {
+    const p = planQuery('Logs | union logship.agent.events | count', catalog);
+    assert.deepEqual(
+      p.fragments.map((f) => f.table),
+      ['Logs', 'logship.agent.events'],
+    );
+    assert.match(p.merge.text, /"f0".*"f1"|"f1".*"f0"/s);
+  });
+
+  it('local sources (datatable, range, print, built-in tables) need no workers', () => {
+    for (const q of ['print 1', 'range x from 1 to 3 step 1', 'datatable(a:long)[1]', 'schema.tables']) {
+      assert.equal(planQuery(q, catalog).fragments.length, 0, q);
+    }
+  });
+
+  it('a fragment reads only through its source relation and binds every value', () => {
+    const p = planQuery('Logs | where host == "web-1" and latencyMs > 250', catalog, { now: NOW });
+    const f = p.fragments[0] as FragmentSpec;
+    assert.match(f.sql, /FROM "__strata_source__"/);
+    assert.doesNotMatch(f.sql, /web-1|250/);
+    assert.deepEqual(
+      f.params.filter((x) => x.type === 'VARCHAR').map((x) => x.value),
+      ['web-1'],
+    );
+  });
+
+  it('answers do not depend on worker count, also with an empty worker', async () => {
+    const c = await getCluster();
+    const q = 'Logs | where level != "Info" | summarize n = count(), p = percentile(latencyMs, 50), d = dcount(host) by level';
+    const plan = planQuery(q, c.three.catalog, { now: NOW });
+    const emptyWorker: (f: FragmentSpec, s: AbortSignal) => AsyncIterable<ColumnBatch> = async function* () {};
+    const withEmpty = (f: FragmentSpec, s: AbortSignal) =>
+      (async function* () {
+        yield* c.three.runner(f, s);
+        yield* emptyWorker(f, s);
+      })();
+    const a = await executePlan(plan, c.one.runner, { mergeDatabase: c.merge });
+    const b = await executePlan(plan, withEmpty, { mergeDatabase: c.merge });
+    const sort = (r: typeof a) => r.results.map((x) => JSON.stringify(x)).sort();
+    assert.deepEqual(sort(b), sort(a));
+    assert.equal(
+      a.results.reduce((s, r) => s + (r.n as number), 0),
+      LOGS.filter((l) => l.level !== 'Info').length,
+    );
+  });
+
+  it('a query with no workers answers from an empty table', async () => {
+    const c = await getCluster();
+    const none = async function* (): AsyncGenerator<ColumnBatch> {};
+    const r = await executePlan(planQuery('Logs | summarize count(), max(latencyMs)', c.one.catalog), none, {
+      mergeDatabase: c.merge,
+    });
+    assert.deepEqual(r.results, [{ count_: 0, max_latencyMs: null }]);
+  });
+
+  it('a deadline cancels the query and aborts the fragment runners', async () => {
+    const c = await getCluster();
+    let aborted = false;
+    const slow = (_f: FragmentSpec, signal: AbortSignal) =>
+      (async function* (): AsyncGenerator<ColumnBatch> {
+        await new Promise<void>((resolve) => {
+          signal.addEventListener(
+            'abort',
+            () => {
+              aborted = true;
+              resolve();
+            },
+            { once: true },
+          );
+        });
+        signal.throwIfAborted();
+      })();
+    await assert.rejects(
+      executePlan(planQuery('Logs | count', c.one.catalog), slow, { mergeDatabase: c.merge, timeoutMs: 100 }),
+      (err: unknown) => err instanceof StrataError && err.kind === 'timeout',
+    );
+    assert.equal(aborted, true);
+  });
+
+  it('an abandoned query is cancelled, also while the merge statement runs', async () => {
+    const c = await getCluster();
+    const controller = new AbortController();
+    const plan = planQuery('range x from 1 to 500000000 step 1 | summarize sum(x)', c.one.catalog);
+    setTimeout(() => controller.abort(), 200);
+    const started = Date.now();
+    await assert.rejects(
+      executePlan(plan, c.one.runner, { mergeDatabase: c.merge, signal: controller.signal }),
+      (err: unknown) => err instanceof StrataError && err.kind === 'cancelled',
+    );
+    assert.ok(Date.now() - started < 10_000);
+  });
+
+  it('errors caused by the data are query errors (400), not server errors', async () => {
+    const c = await getCluster();
+    await assert.rejects(
+      executePlan(planQuery('Logs | where message matches regex "(unclosed"', c.one.catalog), c.one.runner, {
+        mergeDatabase: c.merge,
+      }),
+      (err: unknown) => err instanceof StrataError && err.kind === 'invalid',
+    );
+  });
+});
