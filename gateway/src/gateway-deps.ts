@@ -2,6 +2,8 @@ import type { ChannelPool, Coordinator, Logger, ResolvedConfig } from '@strata/c
 import type { LoginThrottle } from './auth/login-throttle.js';
 import type { PrincipalLoader } from './auth/principal-loader.js';
 import type { TokenService } from './auth/token-service.js';
+import type { ClientAddressResolver } from './inflow/client-address.js';
+import type { WorkerRouter } from './inflow/worker-router.js';
 import type { MasterClient } from './master-client.js';
 
 /** Everything route handlers may use; built once by the gateway role. */
@@ -14,4 +16,6 @@ export interface GatewayDeps {
   tokens: TokenService;
   principals: PrincipalLoader;
   loginThrottle: LoginThrottle;
+  /** Inflow: workers to send batches to, the client address rule, this gateway's host name. */
+  inflow: { router: WorkerRouter; addresses: ClientAddressResolver; host: string };
 }

@@ -1,10 +1,13 @@
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import { componentLogger, type RoleHandle, type RoleStarter } from '@strata/common';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { PrincipalLoader } from './auth/principal-loader.js';
 import { TokenService } from './auth/token-service.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { buildApp } from './http/app.js';
+import { ClientAddressResolver } from './inflow/client-address.js';
+import { WorkerRouter } from './inflow/worker-router.js';
 import { MasterClient } from './master-client.js';
 import { warmQueryEngine } from './query/engine.js';
 import { closeQueryRuntime } from './query/query-routes.js';
@@ -25,6 +28,8 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
   if (!jwtConfig.signingKey) throw new Error('auth.jwt.signingKey is required by the gateway');
   const master = new MasterClient(ctx.coordinator, ctx.channels);
   master.start();
+  const workers = new WorkerRouter(ctx.coordinator, ctx.channels, componentLogger(ctx.log, 'inflow'));
+  workers.start();
   const deps: GatewayDeps = {
     config: ctx.config,
     log,
@@ -39,6 +44,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     }),
     principals: new PrincipalLoader(master),
     loginThrottle: new LoginThrottle(),
+    inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
   };
   // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
   const warmMs = await warmQueryEngine();
@@ -67,6 +73,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
         server.closeIdleConnections();
       });
       master.stop();
+      workers.stop();
       await closeQueryRuntime(deps);
     },
   };

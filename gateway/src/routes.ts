@@ -4,6 +4,7 @@ import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
 import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
+import { inflowRoutes } from './inflow/inflow-routes.js';
 import { queryRoutes } from './query/query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
@@ -18,6 +19,7 @@ export function allRoutes(): RouteDef[] {
     ...incidentRoutes,
     ...alertRoutes,
     ...groupRoutes,
+    ...inflowRoutes,
     ...queryRoutes,
   ];
   routes.push({

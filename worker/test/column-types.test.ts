@@ -26,6 +26,9 @@ describe('column types and schema evolution', () => {
     assert.equal(await one(convertSql('42::BIGINT', 'Int64', 'Float64')), 42);
     assert.equal(await one(convertSql('42::BIGINT', 'Int64', 'String')), '42');
     assert.equal(await one(convertSql('0.1::DOUBLE', 'Float64', 'String')), '0.1');
+    assert.equal(await one(convertSql('7::DOUBLE', 'Float64', 'String')), '7');
+    assert.equal(await one(convertSql('-2.5e20::DOUBLE', 'Float64', 'String')), '-2.5e+20');
+    assert.equal(await one(convertSql('NULL::DOUBLE', 'Float64', 'String')), null);
     assert.equal(await one(convertSql('true', 'Boolean', 'String')), 'true');
     assert.equal(await one(convertSql(`'{"a":[1,2]}'::JSON`, 'Dynamic', 'String')), '{"a":[1,2]}');
     assert.equal(

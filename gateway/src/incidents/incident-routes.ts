@@ -1,3 +1,4 @@
+import { invalid } from '@strata/common';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { z } from 'zod';
 import type { RouteDef } from '../http/route.js';
@@ -23,6 +24,7 @@ export const incidentRoutes: RouteDef[] = [
     async handler(rc) {
       const offset = queryInt(rc.koa, 'offset', 0);
       const limit = queryInt(rc.koa, 'limit', INCIDENT_PAGE_SIZE);
+      if (limit < 1 || limit > INCIDENT_PAGE_SIZE) throw invalid(`limit must be between 1 and ${INCIDENT_PAGE_SIZE}.`);
       const res = await rc.deps.master.service(IncidentServiceService).listIncidents({
         accountId: rc.params.accountId!,
         states: queryList(rc.koa, 'state'),
@@ -30,11 +32,11 @@ export const incidentRoutes: RouteDef[] = [
         ownerIds: queryList(rc.koa, 'ownerId'),
         assigneeUserIds: queryList(rc.koa, 'assigneeUserId'),
         offset,
-        limit: Math.max(1, limit),
+        limit,
       });
       return {
         body: res.incidents.map(incidentJson),
-        headers: pagingHeaders(rc.koa, offset, Math.max(1, limit), res.incidents.length, res.total),
+        headers: pagingHeaders(rc.koa, offset, limit, res.incidents.length, res.total),
       };
     },
   },

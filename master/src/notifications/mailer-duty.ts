@@ -17,6 +17,7 @@ export class MailerDuty implements LeaderDuty {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  private abort = new AbortController();
 
   constructor(private readonly settingsFor: (state: LeaderState) => MailSettingsSource) {}
 
@@ -25,11 +26,13 @@ export class MailerDuty implements LeaderDuty {
     const settings = this.settingsFor(state);
     const mailer = new Mailer({ store: state.store, settings, log });
     this.stopped = false;
+    this.abort = new AbortController();
+    const signal = this.abort.signal;
     let lastPurge = 0;
     const cycle = async () => {
       try {
-        await mailer.runCycle();
-        if (Date.now() - lastPurge > PURGE_EVERY_MS) {
+        await mailer.runCycle(signal);
+        if (!signal.aborted && Date.now() - lastPurge > PURGE_EVERY_MS) {
           lastPurge = Date.now();
           await mailer.purge(KEEP_FINISHED_MS);
         }
@@ -57,6 +60,8 @@ export class MailerDuty implements LeaderDuty {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // A cycle in progress ends after the mail it is sending; no new one starts.
+    this.abort.abort();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
   }

@@ -65,7 +65,8 @@ export class Mailer {
     this.now = options.now ?? Date.now;
   }
 
-  async runCycle(): Promise<CycleResult> {
+  /** One pass over the due mails; `signal` stops it between two mails (leadership lost). */
+  async runCycle(signal?: AbortSignal): Promise<CycleResult> {
     const result: CycleResult = { sent: 0, failed: 0, dropped: 0, retried: 0, waiting: 0 };
     const startedAt = this.now();
     const due = await this.outbox.due(new Date(startedAt).toISOString(), this.options.batchSize ?? 100);
@@ -75,6 +76,7 @@ export class Mailer {
     // next attempt instead of each waiting for its own timeout.
     const unreachable = new Map<string, string>();
     for (const mail of due) {
+      if (signal?.aborted) break;
       let settings = settingsByAccount.get(mail.accountId);
       if (!settings) {
         settings = this.options.settings.emailSettings(mail.accountId);

@@ -271,7 +271,8 @@ describe('incidents, groups and alerts API (HTTP)', function () {
       });
       assert.deepEqual(states.body, []);
       assert.equal((await c.request('GET', `${A}/incidents?state=DONE`, { as: 'viewer' })).status, 400);
-      assert.equal((await c.request('GET', `${A}/incidents?limit=abc`, { as: 'viewer' })).status, 400);
+      for (const bad of ['limit=abc', 'limit=0', 'limit=1001', 'offset=-1'])
+        assert.equal((await c.request('GET', `${A}/incidents?${bad}`, { as: 'viewer' })).status, 400, bad);
     });
 
     it('adds and lists comments; history shows every event in order with metadata', async () => {

@@ -51,8 +51,12 @@ export function convertSql(expr: string, from: ColumnTypeName, to: ColumnTypeNam
   if (from === to) return expr;
   if (to === 'Float64' && from === 'Int64') return `CAST(${expr} AS DOUBLE)`;
   if (to === 'String') {
-    // DuckDB's own casts give 'true'/'false', shortest round-trip numbers and JSON text.
-    return from === 'DateTime' ? `strftime(${expr}, '${DATETIME_TEXT_FORMAT}')` : `CAST(${expr} AS VARCHAR)`;
+    if (from === 'DateTime') return `strftime(${expr}, '${DATETIME_TEXT_FORMAT}')`;
+    // Whole doubles read as integers ('7', not '7.0'), as the gateway writes numbers as text.
+    if (from === 'Float64')
+      return `CASE WHEN isfinite(${expr}) AND ${expr} = trunc(${expr}) AND abs(${expr}) < 1e15 THEN CAST(CAST(${expr} AS BIGINT) AS VARCHAR) ELSE CAST(${expr} AS VARCHAR) END`;
+    // DuckDB's own casts give 'true'/'false', integers' digits and JSON text.
+    return `CAST(${expr} AS VARCHAR)`;
   }
   throw new Error(`no conversion from ${from} to ${to}`);
 }

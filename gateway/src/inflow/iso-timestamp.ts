@@ -1,0 +1,58 @@
+/**
+ * ISO 8601 timestamps as inflow accepts them, converted to microseconds since the Unix epoch (UTC).
+ *
+ * Accepted: `YYYY-MM-DDThh:mm:ss`, optional fraction of 1–9 digits (`.` or `,`), then `Z`, an
+ * offset `±hh:mm` / `±hhmm` / `±hh`, or nothing (taken as UTC: the spec says timestamps are sent
+ * in UTC). `T` may be `t` or a space. Offsets are converted to UTC. Digits beyond microseconds are
+ * truncated (storage holds microseconds). Years 0001–9999.
+ */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function daysIn(year: number, month: number): number {
+  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
+  return DAYS_IN_MONTH[month - 1]!;
+}
+
+/** Microseconds since the epoch, or undefined when `text` is not an accepted timestamp. */
+export function parseIsoTimestampMicros(text: string): number | undefined {
+  const m = ISO.exec(text);
+  if (!m) return undefined;
+  const year = +m[1]!;
+  const month = +m[2]!;
+  const day = +m[3]!;
+  const hour = +m[4]!;
+  const minute = +m[5]!;
+  const second = +m[6]!;
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offsetMinutes = 0;
+  if (m[9]) {
+    const oh = +m[10]!;
+    const om = m[11] === undefined ? 0 : +m[11];
+    if (oh > 23 || om > 59) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const fraction = m[7] === undefined ? 0 : +`${m[7]}000000`.slice(0, 6);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // Date.UTC maps years 0–99 to 1900–1999
+  date.setUTCHours(hour, minute, second, 0);
+  return (date.getTime() - offsetMinutes * 60_000) * 1000 + fraction;
+}
+
+/**
+ * Cheap pre-check before the full parse: data strings are tested for being timestamps (DateTime
+ * inference), and most strings fail on the first characters.
+ */
+export function mightBeIsoTimestamp(text: string): boolean {
+  return (
+    text.length >= 19 &&
+    text.length <= 35 &&
+    text.charCodeAt(4) === 45 &&
+    text.charCodeAt(7) === 45 &&
+    text.charCodeAt(13) === 58 &&
+    text.charCodeAt(0) >= 48 &&
+    text.charCodeAt(0) <= 57
+  );
+}
