@@ -5,10 +5,10 @@
  * worker interrupts its statement). A worker that does not answer fails the query: an answer
  * missing a worker's rows would be wrong.
  */
-import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError } from '@strata/common';
+import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { FragmentRunner } from './exec/executor.js';
-import type { FragmentSpec } from './plan/planner.js';
+import type { FragmentSpec, SingleWorkerSpec } from './plan/planner.js';
 import { fragmentRequest, responseBatch } from './worker-protocol.js';
 
 export interface DistributedRunnerOptions {
@@ -55,11 +55,23 @@ export async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => 
 }
 
 export function distributedRunner(options: DistributedRunnerOptions): FragmentRunner {
-  return (fragment: FragmentSpec, signal: AbortSignal) => run(options, fragment, signal);
+  const runner: FragmentRunner = (fragment: FragmentSpec, signal: AbortSignal) => run(options, fragment, signal);
+  runner.single = async (statement, signal) => {
+    // One registered worker holds every row: it can answer the whole query itself.
+    const workers = await options.coordinator.listWorkers();
+    if (workers.length !== 1) return undefined;
+    return run(options, statement, signal, workers);
+  };
+  return runner;
 }
 
-async function* run(options: DistributedRunnerOptions, fragment: FragmentSpec, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
-  const workers = await options.coordinator.listWorkers();
+async function* run(
+  options: DistributedRunnerOptions,
+  fragment: SingleWorkerSpec,
+  signal: AbortSignal,
+  known?: WorkerRegistration[],
+): AsyncGenerator<ColumnBatch> {
+  const workers = known ?? (await options.coordinator.listWorkers());
   if (workers.length === 0) return;
   const request = fragmentRequest(options.accountId, fragment);
   const calls = new AbortController();

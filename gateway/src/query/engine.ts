@@ -12,6 +12,7 @@
 import { isStrataError, StrataError } from '@strata/common';
 import { planQuery as cut, type PlanInput, type QueryPlan } from './plan/planner.js';
 import { QueryBinder } from './semantic/query-binder.js';
+import type { QueryAst } from './syntax/ast.js';
 import { warmKustoParser } from './syntax/kusto-runtime.js';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseKql } from './syntax/parse-kql.js';
 import type { KqlType, SchemaCatalog } from './types.js';
@@ -37,8 +38,36 @@ function nowMicros(now: Date | undefined): bigint {
 }
 
 /** Parses and binds a query; the bound form and result columns. */
+/**
+ * Parsed queries by text: dashboards send the same text on every refresh, and Microsoft's parse
+ * is most of the planning time. The tree is not modified by binding; errors are cached too.
+ */
+const PARSE_CACHE_SIZE = 256;
+const parseCache = new Map<string, { ast?: QueryAst; error?: unknown }>();
+
+function parseCached(text: string, limits: ParseLimits): QueryAst {
+  const key = limits === DEFAULT_PARSE_LIMITS ? text : `${JSON.stringify(limits)}\u0000${text}`;
+  let entry = parseCache.get(key);
+  if (entry) {
+    parseCache.delete(key);
+    parseCache.set(key, entry);
+  } else {
+    try {
+      entry = { ast: parseKql(text, limits) };
+    } catch (error) {
+      entry = { error };
+    }
+    if (text.length <= 16_384) {
+      parseCache.set(key, entry);
+      if (parseCache.size > PARSE_CACHE_SIZE) parseCache.delete(parseCache.keys().next().value as string);
+    }
+  }
+  if (entry.error !== undefined) throw entry.error;
+  return entry.ast as QueryAst;
+}
+
 export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}) {
-  const ast = parseKql(text, options.limits ?? DEFAULT_PARSE_LIMITS);
+  const ast = parseCached(text, options.limits ?? DEFAULT_PARSE_LIMITS);
   const nowUs = nowMicros(options.now);
   const binder = new QueryBinder(catalog, { nowUs, timeColumn: options.timeColumn ?? 'timestamp' });
   const bound = binder.bindQuery(ast);

@@ -9,7 +9,7 @@ import {
   WireType as ProtoWireType,
   ValueType,
 } from '@strata/proto/query/v1/query';
-import type { FragmentSpec } from './plan/planner.js';
+import type { SingleWorkerSpec } from './plan/planner.js';
 import type { ParamValue } from './sql/sql.js';
 import type { KqlType } from './types.js';
 
@@ -50,7 +50,7 @@ function paramText(p: ParamValue): string {
  * Inclusive µs bounds become the storage's milliseconds, from inclusive and to exclusive, widened
  * so no row inside the bounds is left out.
  */
-export function scanRangeMs(timeRange: FragmentSpec['timeRange']): { fromMs?: number; toMs?: number } {
+export function scanRangeMs(timeRange: SingleWorkerSpec['timeRange']): { fromMs?: number; toMs?: number } {
   const out: { fromMs?: number; toMs?: number } = {};
   const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
   if (timeRange.fromUs !== undefined) out.fromMs = Number(floorDiv(timeRange.fromUs, 1000n));
@@ -58,7 +58,7 @@ export function scanRangeMs(timeRange: FragmentSpec['timeRange']): { fromMs?: nu
   return out;
 }
 
-export function fragmentRequest(accountId: string, fragment: FragmentSpec): ExecuteFragmentRequest {
+export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
   return {
     accountId,
     schema: fragment.table,
@@ -70,7 +70,7 @@ export function fragmentRequest(accountId: string, fragment: FragmentSpec): Exec
   };
 }
 
-export function responseBatch(message: ExecuteFragmentResponse, fragment: FragmentSpec): ColumnBatch {
+export function responseBatch(message: ExecuteFragmentResponse, fragment: SingleWorkerSpec): ColumnBatch {
   return decodeBatch(
     message,
     fragment.columns.map((c) => c.type),

@@ -7,7 +7,7 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { runFragment } from '@strata/common';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
 import type { FragmentRunner } from '../../src/query/exec/executor.js';
-import type { FragmentSpec } from '../../src/query/plan/planner.js';
+import type { FragmentSpec, SingleWorkerSpec } from '../../src/query/plan/planner.js';
 import { quoteIdent } from '../../src/query/sql/sql.js';
 import { type CatalogTable, DUCKDB_TYPE, type KqlType, type SchemaCatalog } from '../../src/query/types.js';
 
@@ -66,10 +66,16 @@ export class FakeWorkers {
     return new FakeWorkers(instances, catalog);
   }
 
-  /** Fragments run on every worker concurrently; their rows are interleaved into one stream. */
-  readonly runner: FragmentRunner = (fragment: FragmentSpec, signal: AbortSignal) => this.run(fragment, signal);
+  /**
+   * Fragments run on every worker concurrently; their rows are interleaved into one stream. With
+   * one worker, whole queries run on it (the single-worker path), as with a real cluster.
+   */
+  readonly runner: FragmentRunner = Object.assign((fragment: FragmentSpec, signal: AbortSignal) => this.run(fragment, signal), {
+    single: async (statement: SingleWorkerSpec, signal: AbortSignal) =>
+      this.instances.length === 1 ? this.run(statement, signal) : undefined,
+  });
 
-  private async *run(fragment: FragmentSpec, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
+  private async *run(fragment: SingleWorkerSpec, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
     const connections: DuckDBConnection[] = [];
     try {
       const all: ColumnBatch[][] = await Promise.all(

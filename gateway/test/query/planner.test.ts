@@ -80,6 +80,29 @@ describe('query planning and distributed execution', () => {
     assert.match(p.merge.text, /"f0".*"f1"|"f1".*"f0"/s);
   });
 
+  it('a query over one table also gets a whole-query statement for a single worker', () => {
+    const p = planQuery('Logs | where level == "Error" | summarize n = count() by host | top 3 by n', catalog, { now: NOW });
+    assert.ok(p.single);
+    assert.match(p.single.sql, /FROM "__strata_source__"/);
+    assert.doesNotMatch(p.single.sql, /"f0"/);
+    assert.deepEqual(p.single.timeRange, p.fragments[0]?.timeRange);
+    assert.deepEqual(
+      p.single.columns.map((c) => c.type),
+      ['VARCHAR', 'BIGINT'],
+    );
+    assert.equal(planQuery('Logs | union logship.agent.events | count', catalog).single, undefined);
+    assert.equal(planQuery('print 1', catalog).single, undefined);
+  });
+
+  it('the scan reads only the columns the query uses', () => {
+    const p = planQuery('Logs | where level == "Error" | count', catalog, { now: NOW });
+    assert.deepEqual(
+      p.fragments[0]?.sourceColumns.map((c) => c.name),
+      ['level'],
+    );
+    assert.deepEqual(planQuery('Logs | count', catalog).fragments[0]?.sourceColumns, []);
+  });
+
   it('local sources (datatable, range, print, built-in tables) need no workers', () => {
     for (const q of ['print 1', 'range x from 1 to 3 step 1', 'datatable(a:long)[1]', 'schema.tables']) {
       assert.equal(planQuery(q, catalog).fragments.length, 0, q);

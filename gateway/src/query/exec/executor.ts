@@ -7,14 +7,20 @@
 
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { bindValues, queryFailure, StrataError } from '@strata/common';
-import type { FragmentSpec, QueryPlan } from '../plan/planner.js';
+import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
 import { quoteIdent } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
 import { formatValue, type QueryResult, type ResultValue, resultColumns } from './result-format.js';
 
-/** Runs one fragment on every worker holding the table; yields all their rows. */
-export type FragmentRunner = (fragment: FragmentSpec, signal: AbortSignal) => AsyncIterable<ColumnBatch>;
+/**
+ * Runs one fragment on every worker holding the table; yields all their rows. `single`, when
+ * offered, runs a whole-query statement if exactly one worker would be asked (undefined
+ * otherwise): that worker then answers the final rows and no merge is needed.
+ */
+export type FragmentRunner = ((fragment: FragmentSpec, signal: AbortSignal) => AsyncIterable<ColumnBatch>) & {
+  single?: (statement: SingleWorkerSpec, signal: AbortSignal) => Promise<AsyncIterable<ColumnBatch> | undefined>;
+};
 
 export interface ExecuteOptions {
   mergeDatabase: MergeDatabase;
@@ -31,49 +37,16 @@ export async function executePlan(plan: QueryPlan, runner: FragmentRunner, optio
   options.signal?.addEventListener('abort', onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   if (options.timeoutMs !== undefined) {
+    const seconds = Math.round(options.timeoutMs / 1000);
     timer = setTimeout(
-      () =>
-        controller.abort(
-          new StrataError('timeout', `The query did not finish within ${Math.round(options.timeoutMs! / 1000)} seconds.`),
-        ),
+      () => controller.abort(new StrataError('timeout', `The query did not finish within ${seconds} seconds.`)),
       options.timeoutMs,
     );
   }
-  const connection = await options.mergeDatabase.connect();
-  const interrupt = () => connection.interrupt();
-  controller.signal.addEventListener('abort', interrupt, { once: true });
   try {
-    await loadFragments(plan, runner, connection, controller.signal);
-    controller.signal.throwIfAborted();
-    const { values, types } = bindValues(plan.merge.params);
-    let reader: Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>;
-    try {
-      reader = await connection.runAndReadAll(plan.merge.text, values, types);
-    } catch (err) {
-      controller.signal.throwIfAborted();
-      throw queryFailure(err);
-    }
-    const columns = reader.getColumns();
-    const rowCount = reader.currentRowCount;
-    const truncated = rowCount > plan.maxRows;
-    const n = Math.min(rowCount, plan.maxRows);
-    const results: Record<string, ResultValue>[] = new Array(n);
-    for (let r = 0; r < n; r++) {
-      const row: Record<string, ResultValue> = {};
-      plan.columns.forEach((c, i) => {
-        const raw = (columns[i] as unknown[])[r];
-        row[c.name] = formatValue(c.type, raw);
-      });
-      results[r] = row;
-    }
-    const result: QueryResult = {
-      header: plan.columns.map((c) => c.name),
-      columns: resultColumns(plan.columns),
-      results,
-      truncated,
-    };
-    if (plan.render) result.render = plan.render;
-    return result;
+    const columns =
+      (await singleWorker(plan, runner, controller.signal)) ?? (await merged(plan, runner, options, controller.signal));
+    return resultOf(plan, columns);
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;
@@ -83,10 +56,72 @@ export async function executePlan(plan: QueryPlan, runner: FragmentRunner, optio
   } finally {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
-    controller.signal.removeEventListener('abort', interrupt);
     if (!controller.signal.aborted) controller.abort(new StrataError('cancelled', 'The query finished.'));
+  }
+}
+
+/** With exactly one worker, that worker runs the whole query: its rows are the result. */
+async function singleWorker(plan: QueryPlan, runner: FragmentRunner, signal: AbortSignal): Promise<unknown[][] | undefined> {
+  if (!plan.single || !runner.single) return undefined;
+  const stream = await runner.single(plan.single, signal);
+  if (!stream) return undefined;
+  const columns: unknown[][] = plan.columns.map(() => []);
+  for await (const batch of stream) {
+    signal.throwIfAborted();
+    batch.columns.forEach((values, i) => {
+      const target = columns[i] as unknown[];
+      for (const v of values) target.push(v);
+    });
+  }
+  return columns;
+}
+
+/** The distributed way: every fragment's rows into the merge database, then the merge statement. */
+async function merged(
+  plan: QueryPlan,
+  runner: FragmentRunner,
+  options: ExecuteOptions,
+  signal: AbortSignal,
+): Promise<unknown[][]> {
+  const connection = await options.mergeDatabase.connect();
+  const interrupt = () => connection.interrupt();
+  signal.addEventListener('abort', interrupt, { once: true });
+  try {
+    await loadFragments(plan, runner, connection, signal);
+    signal.throwIfAborted();
+    const { values, types } = bindValues(plan.merge.params);
+    try {
+      return (await connection.runAndReadAll(plan.merge.text, values, types)).getColumns() as unknown[][];
+    } catch (err) {
+      signal.throwIfAborted();
+      throw queryFailure(err);
+    }
+  } finally {
+    signal.removeEventListener('abort', interrupt);
     connection.closeSync();
   }
+}
+
+function resultOf(plan: QueryPlan, columns: unknown[][]): QueryResult {
+  const rowCount = (columns[0] ?? []).length;
+  const truncated = rowCount > plan.maxRows;
+  const n = Math.min(rowCount, plan.maxRows);
+  const results: Record<string, ResultValue>[] = new Array(n);
+  for (let r = 0; r < n; r++) {
+    const row: Record<string, ResultValue> = {};
+    plan.columns.forEach((c, i) => {
+      row[c.name] = formatValue(c.type, (columns[i] as unknown[])[r]);
+    });
+    results[r] = row;
+  }
+  const result: QueryResult = {
+    header: plan.columns.map((c) => c.name),
+    columns: resultColumns(plan.columns),
+    results,
+    truncated,
+  };
+  if (plan.render) result.render = plan.render;
+  return result;
 }
 
 async function loadFragments(

@@ -29,10 +29,8 @@ export class MergeDatabase {
 
   async connect(): Promise<DuckDBConnection> {
     const instance = await this.open();
-    const connection = await instance.connect();
-    // Casts between TIMESTAMP and TIMESTAMPTZ (todatetime with offsets) read UTC.
-    await connection.run("SET TimeZone = 'UTC'");
-    return connection;
+    // No session settings are needed: the engine's SQL does not depend on the time zone.
+    return instance.connect();
   }
 
   async close(): Promise<void> {

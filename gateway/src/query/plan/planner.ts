@@ -38,8 +38,16 @@ export interface FragmentSpec {
   limit?: bigint;
 }
 
+/**
+ * The whole query as one worker statement, for when exactly one worker is registered: it then
+ * runs everything itself and returns final rows (no merge on the gateway). Present when the
+ * query reads exactly one table. Its output columns are the result columns in readable form.
+ */
+export type SingleWorkerSpec = Omit<FragmentSpec, 'index' | 'limit'>;
+
 export interface QueryPlan {
   fragments: FragmentSpec[];
+  single?: SingleWorkerSpec;
   /** The gateway statement over tables f0, f1 … holding each fragment's rows. */
   merge: RenderedSql;
   /** Result columns in order. */
@@ -98,6 +106,7 @@ function makeFragment(
     columns.map((c) => wireColumn(c.id, c.type)),
   );
   const rendered = render(statement);
+  const read = gen.scanColumns()[0]?.columns ?? [];
   const timeRange: TimeBounds = {};
   collectTime(rel, timeRange);
   const index = state.fragments.length;
@@ -108,7 +117,7 @@ function makeFragment(
     timeRange,
     sql: rendered.text,
     params: rendered.params,
-    sourceColumns: scan.columns.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
+    sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
   });
@@ -156,6 +165,44 @@ function split(rel: Rel, state: PlanState): Rel {
   }
 }
 
+/** Readable result values travel as these wire types. */
+const READABLE_WIRE: Record<KqlType, WireType> = {
+  string: 'VARCHAR',
+  long: 'BIGINT',
+  real: 'DOUBLE',
+  bool: 'BOOLEAN',
+  datetime: 'BIGINT',
+  timespan: 'BIGINT',
+  guid: 'VARCHAR',
+  dynamic: 'VARCHAR',
+};
+
+function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec): SingleWorkerSpec {
+  const gen = new SqlGenerator({
+    scanSource: () => sql`${ident(SOURCE)}`,
+    fragmentSource: () => {
+      throw new Error('fragment in a single-worker statement');
+    },
+    orderIds: { next: 0 },
+  });
+  const g = gen.gen(root);
+  const rendered = render(
+    gen.statement(
+      g,
+      columns.map((c) => readableColumn(c)),
+    ),
+  );
+  const read = gen.scanColumns()[0]?.columns ?? [];
+  return {
+    table: fragment.table,
+    timeRange: fragment.timeRange,
+    sql: rendered.text,
+    params: rendered.params,
+    sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
+    columns: columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
+  };
+}
+
 export interface PlanInput {
   rel: Rel;
   render?: RenderHint;
@@ -182,8 +229,10 @@ export function planQuery(input: PlanInput): QueryPlan {
       columns.map((c) => readableColumn(c)),
     ),
   );
+  const single = state.fragments.length === 1 ? singleWorkerSpec(root, columns, state.fragments[0] as FragmentSpec) : undefined;
   return {
     fragments: state.fragments,
+    ...(single ? { single } : {}),
     merge,
     columns: columns.map((c) => ({ name: c.name, type: c.type, id: c.id })),
     ...(input.render ? { render: input.render } : {}),

@@ -1,10 +1,11 @@
 /**
  * Writes a `Rel` tree as one DuckDB statement: a chain of CTEs, one per pipeline step, so step
- * order is explicit. Row order after `sort` (and `range`) is carried explicitly: the sort keys
- * become hidden columns that later order-preserving steps keep and re-apply, because SQL does not
- * promise that a CTE's ORDER BY survives the next step.
+ * order is explicit. Row order after `sort` (and `range`, `datatable`) is carried explicitly: the
+ * sort keys become hidden columns that later order-preserving steps keep, and the order is applied
+ * where it matters — in a `limit` (ORDER BY … LIMIT, which DuckDB runs as a top-N) and in the
+ * final select — because SQL does not promise that a CTE's ORDER BY survives the next step.
  */
-import { ident, int, join, type Sql, sql } from '../sql/sql.js';
+import { Ident, ident, int, join, type Param, Sql, sql } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import type { Column, Rel } from './rel.js';
 
@@ -83,8 +84,22 @@ export interface GenOptions {
   orderIds: { next: number };
 }
 
+/** A scan whose column list is decided once the statement is complete (only used columns). */
+interface PendingScan {
+  index: number;
+  name: string;
+  rel: Extract<Rel, { kind: 'scan' }>;
+  used?: Column[];
+}
+
+/** Names of every identifier in a SQL tree. */
+function collectIdents(node: Sql | Ident | Param, into: Set<string>): void {
+  if (node instanceof Ident) into.add(node.name);
+  else if (node instanceof Sql) for (const v of node.values) collectIdents(v, into);
+}
+
 export class SqlGenerator {
-  private readonly ctes: Sql[] = [];
+  private readonly ctes: (Sql | PendingScan)[] = [];
   private counter = 0;
 
   constructor(private readonly options: GenOptions) {}
@@ -93,6 +108,11 @@ export class SqlGenerator {
     const name = `s${this.counter++}`;
     this.ctes.push(sql`${ident(name)} AS (${body})`);
     return name;
+  }
+
+  /** The columns each scan of the statement reads (after statement()). */
+  scanColumns(): { rel: Extract<Rel, { kind: 'scan' }>; columns: Column[] }[] {
+    return this.ctes.flatMap((c) => (c instanceof Sql ? [] : [{ rel: c.rel, columns: c.used ?? c.rel.columns }]));
   }
 
   orderBy(order: OrderKey[] | undefined): Sql {
@@ -108,8 +128,9 @@ export class SqlGenerator {
   gen(rel: Rel): Generated {
     switch (rel.kind) {
       case 'scan': {
-        const cols = rel.columns.map((c) => sql`${scanColumnSql(c.origin ?? c.name, c.type)} AS ${ident(c.id)}`);
-        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${this.options.scanSource(rel.table)}`);
+        // Written in statement(), with only the columns later steps use.
+        const name = `s${this.counter++}`;
+        this.ctes.push({ index: this.ctes.length, name, rel });
         return { name, visible: rel.columns, extra: [] };
       }
       case 'fragment': {
@@ -163,8 +184,10 @@ export class SqlGenerator {
         };
       }
       case 'filter': {
+        // Order is carried as columns and applied where it matters (limit, the final select):
+        // an ORDER BY here would sort for nothing and hide top-N from DuckDB's optimizer.
         const g = this.gen(rel.input);
-        const name = this.add(sql`SELECT * FROM ${ident(g.name)} WHERE ${rel.predicate}${this.orderBy(g.order)}`);
+        const name = this.add(sql`SELECT * FROM ${ident(g.name)} WHERE ${rel.predicate}`);
         return { ...g, name };
       }
       case 'project': {
@@ -174,7 +197,7 @@ export class SqlGenerator {
           ...rel.outputs.map((o) => sql`${o.sql} AS ${ident(o.col.id)}`),
           ...(g.order ?? []).map((o) => sql`${ident(o.id)}`),
         ];
-        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}${this.orderBy(g.order)}`);
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}`);
         return { name, visible: rel.columns, extra: [], ...(g.order ? { order: g.order } : {}) };
       }
       case 'partial-aggregate': {
@@ -210,7 +233,7 @@ export class SqlGenerator {
           ...g.extra.map((e) => sql`${ident(e.id)}`),
           ...rel.keys.map((k, i) => sql`${k.sql} AS ${ident((order[i] as OrderKey).id)}`),
         ];
-        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}${this.orderBy(order)}`);
+        const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}`);
         return { name, visible: g.visible, extra: g.extra, order };
       }
       case 'limit': {
@@ -235,7 +258,17 @@ export class SqlGenerator {
   /** The whole statement: the CTE chain, then a final select. */
   statement(g: Generated, select: Sql[]): Sql {
     const body = sql`SELECT ${join(select, ', ')} FROM ${ident(g.name)}${this.orderBy(g.order)}`;
-    return this.ctes.length > 0 ? sql`WITH ${join(this.ctes, ', ')} ${body}` : body;
+    const used = new Set<string>();
+    collectIdents(body, used);
+    for (const c of this.ctes) if (c instanceof Sql) collectIdents(c, used);
+    const ctes = this.ctes.map((c) => {
+      if (c instanceof Sql) return c;
+      c.used = c.rel.columns.filter((col) => used.has(col.id));
+      const cols = c.used.map((col) => sql`${scanColumnSql(col.origin ?? col.name, col.type)} AS ${ident(col.id)}`);
+      const list = cols.length > 0 ? join(cols, ', ') : sql`NULL AS ${ident('__none')}`;
+      return sql`${ident(c.name)} AS (SELECT ${list} FROM ${this.options.scanSource(c.rel.table)})`;
+    });
+    return ctes.length > 0 ? sql`WITH ${join(ctes, ', ')} ${body}` : body;
   }
 }
 

@@ -8,7 +8,7 @@ import { queryError, type Span, unsupportedFunction } from '../errors.js';
 import type { Column } from '../plan/rel.js';
 import { ident, int, join, type Sql, sql, str, trusted, ts } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
-import { parseDateTimeText, TICKS_PER_SECOND } from '../syntax/literals.js';
+import { parseDateTimeText, TICKS_PER_DAY, TICKS_PER_SECOND } from '../syntax/literals.js';
 import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql, unify } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
@@ -499,6 +499,13 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
     s.value && s.value.value !== null && Number(s.value.value) > 0 ? x : sql`(CASE WHEN ${s.sql} > 0 THEN ${x} END)`;
   if (v.type === 'datetime') {
     want(s, ['timespan'], call, 'bin size');
+    const size = s.value?.type === 'timespan' ? s.value.value : null;
+    if (size !== null && size > 0n && size % 10n === 0n && TICKS_PER_DAY % size === 0n) {
+      // A size that divides a day: 0001-01-01 and 1970-01-01 are whole days apart, so flooring
+      // the Unix microseconds gives the same bins with less arithmetic (the common 1m, 5m, 1h, 1d).
+      const us = sql`${int(size / 10n)}`;
+      return bound('datetime', sql`make_timestamp(epoch_us(${v.sql}) - (((epoch_us(${v.sql}) % ${us}) + ${us}) % ${us}))`, call);
+    }
     const t = sql`(epoch_us(${v.sql}) * 10 + ${EPOCH})`;
     return bound('datetime', positive(sql`make_timestamp((${t} - ${t} % ${s.sql} - ${EPOCH}) // 10)`), call);
   }

@@ -1,0 +1,335 @@
+// Query benchmark: realistic log rows in worker storage (sealed Parquet segments), then typical
+// queries both through the HTTP endpoint and as hand-written DuckDB SQL over the same rows, with
+// the ratio. Runs a one-worker cluster and a two-worker cluster (rows split) in this process.
+//
+//   npx tsc -b tsconfig.build.json && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5]
+//
+// Data goes to .bench-data/ (git-ignored) and is removed at the end.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ChannelPool, createCoordinator, createLogger, loadConfigObject } from '@strata/common';
+import { startGateway } from '@strata/gateway';
+import { startMaster } from '@strata/master';
+import { startWorkerWith } from '@strata/worker';
+
+const args = process.argv.slice(2);
+const arg = (name, def) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+};
+const ROWS = arg('rows', 10_000_000);
+const RUNS = arg('runs', 5);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const DATA = path.join(ROOT, '.bench-data', `query-${process.pid}`);
+const ACCOUNT = '00000000-0000-0000-0000-0000000be9c4';
+const SCHEMA = 'bench.requests';
+const USER = { userId: '00000000-0000-0000-0000-0000000be001', username: 'bench', password: 'bench-password-1' };
+const ADMIN = { userId: '00000000-0000-0000-0000-0000000be002', username: 'bench-admin', password: 'bench-password-2' };
+const NOW = Date.now();
+const SPAN_MS = 7 * 86_400_000;
+
+// ---------------------------------------------------------------- data
+
+function rng(seed) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const HOSTS = Array.from({ length: 10 }, (_, i) => `web-${String(i + 1).padStart(2, '0')}`);
+const PATHS = ['/api/users', '/api/orders', '/api/items', '/api/search', '/health', '/login', '/api/cart', '/api/pay'];
+const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'];
+
+/** Row i of the data set (deterministic), as an NDJSON line for the storage engine. */
+function makeRow(i, r) {
+  const ts = NOW - SPAN_MS + Math.floor((i / ROWS) * SPAN_MS) + Math.floor(r() * 1000);
+  const u = r();
+  const level = u < 0.05 ? 'Error' : u < 0.15 ? 'Warning' : 'Info';
+  const status = level === 'Error' ? 500 : u < 0.1 ? 404 : 200;
+  const latencyMs = Math.floor(-Math.log(1 - r()) * 80) + (level === 'Error' ? 1000 : 0);
+  const host = HOSTS[Math.floor(r() ** 2 * HOSTS.length)];
+  const method = METHODS[Math.floor(r() * METHODS.length)];
+  const p = PATHS[Math.floor(r() * PATHS.length)];
+  const message =
+    level === 'Error'
+      ? `upstream timeout after ${latencyMs}ms calling db-${Math.floor(r() * 4)}`
+      : level === 'Warning'
+        ? `slow response ${latencyMs}ms for ${method} ${p}`
+        : `${method} ${p}/${Math.floor(r() * 10_000)} ${status} in ${latencyMs}ms`;
+  return JSON.stringify({
+    '@ts': ts * 1000,
+    '@id': randomUUID(),
+    host,
+    level,
+    status,
+    method,
+    path: p,
+    latencyMs,
+    userId: `u${Math.floor(r() * 10_000)}`,
+    message,
+  });
+}
+
+const COLUMNS = [
+  { name: 'host', type: 'String' },
+  { name: 'level', type: 'String' },
+  { name: 'status', type: 'Int64' },
+  { name: 'method', type: 'String' },
+  { name: 'path', type: 'String' },
+  { name: 'latencyMs', type: 'Int64' },
+  { name: 'userId', type: 'String' },
+  { name: 'message', type: 'String' },
+];
+
+/** Loads rows [from, to) of the data set (every `stride`-th row from `offset`) into a worker. */
+async function load(storage, offset, stride) {
+  const r = rng(7 + offset);
+  const BATCH = 200_000;
+  const SEAL_EVERY = 1_000_000;
+  let lines = [];
+  let sinceSeal = 0;
+  let loaded = 0;
+  const flush = async () => {
+    if (lines.length === 0) return;
+    await storage.append({
+      accountId: ACCOUNT,
+      parts: [{ schema: SCHEMA, columns: COLUMNS, rows: Buffer.from(lines.join('\n')), rowCount: lines.length }],
+      inflowTimestampUs: NOW * 1000,
+      inflowHost: 'bench',
+      sourceAddress: '127.0.0.1',
+      agent: null,
+    });
+    loaded += lines.length;
+    sinceSeal += lines.length;
+    lines = [];
+    if (sinceSeal >= SEAL_EVERY) {
+      await storage.sealAll();
+      sinceSeal = 0;
+    }
+  };
+  for (let i = offset; i < ROWS; i += stride) {
+    lines.push(makeRow(i, r));
+    if (lines.length >= BATCH) await flush();
+  }
+  await flush();
+  await storage.sealAll();
+  return loaded;
+}
+
+// ---------------------------------------------------------------- cluster
+
+async function startCluster(name, workerCount) {
+  const root = path.join(DATA, name);
+  mkdirSync(root, { recursive: true });
+  const base = {
+    dataRoot: root,
+    log: { level: 'warn' },
+    ops: { enable: false },
+    auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
+    database: { enable: true, endpoint: '127.0.0.1:0' },
+    gateway: { enable: true, host: '127.0.0.1', port: 0 },
+    setupService: {
+      enable: true,
+      provision: true,
+      accounts: [{ accountId: ACCOUNT, accountName: 'bench' }],
+      users: [
+        { ...USER, defaultAccounts: [{ accountName: 'bench', userPermissions: ['Service.Account.Query'] }] },
+        { ...ADMIN, defaultGlobalPermissions: ['Service.Global.Admin'] },
+      ],
+    },
+  };
+  const config = loadConfigObject(base, {});
+  const log = createLogger(name, { level: 'warn' });
+  const coordinator = await createCoordinator(config, log);
+  const channels = new ChannelPool();
+  const ctx = (cfg) => ({ config: cfg, log, coordinator, channels });
+  const roles = [await startMaster(ctx(config))];
+  const workers = [];
+  for (let w = 0; w < workerCount; w++) {
+    const cfg = loadConfigObject(
+      {
+        ...base,
+        backend: { enable: true, endpoint: '127.0.0.1:0', dataPath: path.join(root, `worker-${w}`), minimumFreeSpaceBytes: 0 },
+      },
+      {},
+    );
+    const worker = await startWorkerWith(ctx(cfg));
+    workers.push(worker);
+    roles.push(worker);
+  }
+  const gateway = await startGateway(ctx(config));
+  roles.push(gateway);
+  const baseUrl = `http://127.0.0.1:${gateway.port}`;
+  const signIn = async (user) => {
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${baseUrl}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: user.username, password: user.password }),
+      });
+      if (res.ok) return (await res.json()).token;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('could not sign in');
+  };
+  const token = await signIn(USER);
+  const adminToken = await signIn(ADMIN);
+  return {
+    workers,
+    async query(kql) {
+      const res = await fetch(`${baseUrl}/search/${ACCOUNT}/kusto`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: kql }),
+      });
+      const body = await res.json();
+      if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
+      return body.results.length;
+    },
+    /** Sets Service.Search.Executor.File.Rowgroup.MaxConcurrentRead and waits until every worker applied it. */
+    async setRowgroupReads(value) {
+      const res = await fetch(`${baseUrl}/settings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify({
+          settings: [{ key: 'Service.Search.Executor.File.Rowgroup.MaxConcurrentRead', value: String(value) }],
+        }),
+      });
+      if (!res.ok) throw new Error(`settings: ${res.status} ${await res.text()}`);
+      for (let i = 0; i < 100 && workers.some((w) => w.executorSettings.current().rowgroupMaxConcurrentRead !== value); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop() {
+      for (const r of roles.reverse()) await r.stop();
+      channels.close();
+      await coordinator.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- queries
+
+const cut = (ms) => `make_timestamp(${(NOW - ms) * 1000}::BIGINT)`;
+const QUERIES = [
+  {
+    name: 'count, last hour',
+    kql: `${SCHEMA} | where timestamp > ago(1h) | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(3_600_000)}`,
+  },
+  {
+    name: 'count, last day',
+    kql: `${SCHEMA} | where timestamp > ago(1d) | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)}`,
+  },
+  {
+    name: 'count(), avg by 5m bin and host, last day',
+    kql: `${SCHEMA} | where timestamp > ago(1d) | summarize count(), avg(latencyMs) by bin(timestamp, 5m), host`,
+    sql: (rel) =>
+      `SELECT time_bucket(INTERVAL 5 MINUTE, "timestamp", TIMESTAMP '1970-01-01') AS t, host, count(*), avg("latencyMs") FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)} GROUP BY ALL`,
+  },
+  {
+    name: 'count by 1h bin and level, 7 days',
+    kql: `${SCHEMA} | summarize count() by bin(timestamp, 1h), level`,
+    sql: (rel) =>
+      `SELECT time_bucket(INTERVAL 1 HOUR, "timestamp", TIMESTAMP '1970-01-01') AS t, level, count(*) FROM ${rel} GROUP BY ALL`,
+  },
+  {
+    name: 'top 10 by latency, 7 days',
+    kql: `${SCHEMA} | top 10 by latencyMs`,
+    sql: (rel) => `SELECT * FROM ${rel} ORDER BY "latencyMs" DESC NULLS LAST LIMIT 10`,
+  },
+  {
+    name: 'string filter (has "timeout"), 7 days',
+    kql: `${SCHEMA} | where message has "timeout" | count`,
+    sql: (rel) =>
+      `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])timeout(?:[^\\p{L}\\p{N}]|$)')`,
+  },
+  {
+    name: 'string filter (contains "db-3") + take 100',
+    kql: `${SCHEMA} | where message contains "db-3" | take 100`,
+    sql: (rel) => `SELECT * FROM ${rel} WHERE contains(lower("message"), 'db-3') LIMIT 100`,
+  },
+  {
+    name: 'count, 7 days',
+    kql: `${SCHEMA} | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel}`,
+  },
+];
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function time(fn) {
+  await fn(); // warm-up
+  const samples = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return median(samples);
+}
+
+/** Hand-written SQL on one storage snapshot of all the rows. */
+async function direct(storage, sqlOf) {
+  const scan = await storage.openScan(ACCOUNT, SCHEMA);
+  try {
+    const reader = await scan.connection.runAndReadAll(sqlOf(scan.relation));
+    reader.getRows();
+  } finally {
+    await scan.release();
+  }
+}
+
+// ---------------------------------------------------------------- run
+
+const fmt = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
+console.log(
+  `rows: ${ROWS.toLocaleString('en')}, runs per query: ${RUNS} (median after a warm-up), cores: ${(await import('node:os')).availableParallelism()}`,
+);
+let one;
+let two;
+try {
+  let t = performance.now();
+  one = await startCluster('one', 1);
+  const n1 = await load(one.workers[0].storage, 0, 1);
+  console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  t = performance.now();
+  two = await startCluster('two', 2);
+  const [a, b] = await Promise.all([load(two.workers[0].storage, 0, 2), load(two.workers[1].storage, 1, 2)]);
+  console.log(
+    `loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
+  );
+
+  const results = [];
+  for (const q of QUERIES) {
+    results.push({
+      q,
+      d: await time(() => direct(one.workers[0].storage, q.sql)),
+      h1: await time(() => one.query(q.kql)),
+      h2: await time(() => two.query(q.kql)),
+    });
+  }
+  // Two workers sharing this machine's cores: one DuckDB thread each (the operator's setting).
+  await two.setRowgroupReads(1);
+  for (const r of results) r.h2t = await time(() => two.query(r.q.kql));
+  const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
+  console.log(
+    `${'query'.padEnd(44)} ${'DuckDB SQL'.padStart(10)} ${'1 worker'.padStart(10)} ${'ratio'.padStart(5)} ${'+ms'.padStart(7)} ${'2 workers'.padStart(10)} ${'ratio'.padStart(5)} ${'2 w, 1 thr'.padStart(10)} ${'ratio'.padStart(5)}`,
+  );
+  for (const { q, d, h1, h2, h2t } of results) {
+    console.log(
+      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${(h1 - d).toFixed(1).padStart(7)} ${fmt(h2)} ${ratio(h2, d)} ${fmt(h2t)} ${ratio(h2t, d)}`,
+    );
+  }
+} finally {
+  await one?.stop();
+  await two?.stop();
+  rmSync(DATA, { recursive: true, force: true });
+}
