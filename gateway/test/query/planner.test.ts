@@ -94,6 +94,14 @@ describe('query planning and distributed execution', () => {
     assert.equal(planQuery('print 1', catalog).single, undefined);
   });
 
+  it('filter-only queries skip the merge statement (first rows win)', () => {
+    const p = planQuery('Logs | where latencyMs > 5 | project host, latencyMs', catalog, { maxRows: 100 });
+    assert.deepEqual(p.passthrough, { fragment: 0, count: 101n, columnIndexes: [0, 1] });
+    assert.equal(planQuery('Logs | take 5', catalog).passthrough?.count, 5n);
+    assert.equal(planQuery('Logs | summarize count() by host', catalog).passthrough, undefined);
+    assert.equal(planQuery('Logs | top 3 by latencyMs', catalog).passthrough, undefined);
+  });
+
   it('the scan reads only the columns the query uses', () => {
     const p = planQuery('Logs | where level == "Error" | count', catalog, { now: NOW });
     assert.deepEqual(

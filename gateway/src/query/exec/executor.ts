@@ -76,6 +76,28 @@ async function singleWorker(plan: QueryPlan, runner: FragmentRunner, signal: Abo
   return columns;
 }
 
+/** Filter-only plans: the first rows to arrive, up to the count; the other calls are cancelled. */
+async function passedThrough(plan: QueryPlan, runner: FragmentRunner, signal: AbortSignal): Promise<unknown[][] | undefined> {
+  const spec = plan.passthrough;
+  if (!spec) return undefined;
+  const fragment = plan.fragments[spec.fragment] as FragmentSpec;
+  const want = Number(spec.count);
+  const columns: unknown[][] = plan.columns.map(() => []);
+  let rows = 0;
+  for await (const batch of runner(fragment, signal)) {
+    signal.throwIfAborted();
+    const take = Math.min(batch.rowCount, want - rows);
+    spec.columnIndexes.forEach((from, i) => {
+      const source = batch.columns[from] as unknown[];
+      const target = columns[i] as unknown[];
+      for (let r = 0; r < take; r++) target.push(source[r]);
+    });
+    rows += take;
+    if (rows >= want) break; // leaving the loop stops the workers' streams
+  }
+  return columns;
+}
+
 /** The distributed way: every fragment's rows into the merge database, then the merge statement. */
 async function merged(
   plan: QueryPlan,

@@ -45,9 +45,21 @@ export interface FragmentSpec {
  */
 export type SingleWorkerSpec = Omit<FragmentSpec, 'index' | 'limit'>;
 
+/**
+ * When the merge would only cut one fragment's rows to a count (filters and projections pushed
+ * down, no order), the gateway takes the first `count` rows as they arrive instead.
+ */
+export interface PassthroughSpec {
+  fragment: number;
+  count: bigint;
+  /** For each result column, its position among the fragment's output columns. */
+  columnIndexes: number[];
+}
+
 export interface QueryPlan {
   fragments: FragmentSpec[];
   single?: SingleWorkerSpec;
+  passthrough?: PassthroughSpec;
   /** The gateway statement over tables f0, f1 … holding each fragment's rows. */
   merge: RenderedSql;
   /** Result columns in order. */
@@ -165,6 +177,17 @@ function split(rel: Rel, state: PlanState): Rel {
   }
 }
 
+function passthroughSpec(mergeRel: Rel, columns: Column[], fragments: FragmentSpec[]): PassthroughSpec | undefined {
+  if (mergeRel.kind !== 'limit' || mergeRel.input.kind !== 'fragment') return undefined;
+  const leaf = mergeRel.input;
+  if (leaf.extra.length > 0) return undefined;
+  const fragment = fragments[leaf.index] as FragmentSpec;
+  const indexes = columns.map((c) => fragment.columns.findIndex((f) => f.id === c.id));
+  if (indexes.some((i) => i < 0)) return undefined;
+  // Readable forms equal the wire forms for every type (datetime µs, guid and dynamic as text).
+  return { fragment: leaf.index, count: mergeRel.count, columnIndexes: indexes };
+}
+
 /** Readable result values travel as these wire types. */
 const READABLE_WIRE: Record<KqlType, WireType> = {
   string: 'VARCHAR',
@@ -212,7 +235,11 @@ export interface PlanInput {
 
 export function planQuery(input: PlanInput): QueryPlan {
   const columns: Column[] = relColumns(input.rel);
-  const root: Rel = { kind: 'limit', input: input.rel, count: BigInt(input.maxRows) + 1n, columns };
+  let root: Rel = { kind: 'limit', input: input.rel, count: BigInt(input.maxRows) + 1n, columns };
+  // `take N` at the end and the row cap are one limit.
+  while (root.kind === 'limit' && root.input.kind === 'limit') {
+    root = { ...root.input, count: root.input.count < root.count ? root.input.count : root.count };
+  }
   const state: PlanState = { fragments: [], orderIds: { next: 0 } };
   const mergeRel = split(root, state);
   const gen = new SqlGenerator({
@@ -230,9 +257,11 @@ export function planQuery(input: PlanInput): QueryPlan {
     ),
   );
   const single = state.fragments.length === 1 ? singleWorkerSpec(root, columns, state.fragments[0] as FragmentSpec) : undefined;
+  const passthrough = passthroughSpec(mergeRel, columns, state.fragments);
   return {
     fragments: state.fragments,
     ...(single ? { single } : {}),
+    ...(passthrough ? { passthrough } : {}),
     merge,
     columns: columns.map((c) => ({ name: c.name, type: c.type, id: c.id })),
     ...(input.render ? { render: input.render } : {}),
