@@ -65,6 +65,12 @@ export interface HotWriterOptions {
   maxGroupRows: number;
   /** Called after each commit with rows added per table id. */
   onCommitted: (rowsByTable: Map<number, number>) => void;
+  /**
+   * Held around each group commit. Seals and checkpoints take it too, so they never run beside a
+   * write transaction: overlapping them cost ~1.5 µs more CPU per row on 2 cores, while requests
+   * that queue meanwhile simply form a larger group afterwards.
+   */
+  gate: KeyedMutex<'writes'>;
 }
 
 const GUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -138,6 +144,15 @@ export class HotWriter {
   }
 
   private async runGroup(group: Pending[]): Promise<void> {
+    const release = await this.o.gate.lock('writes');
+    try {
+      await this.commitGroup(group);
+    } finally {
+      release();
+    }
+  }
+
+  private async commitGroup(group: Pending[]): Promise<void> {
     try {
       const results = await this.commit(group.map((p) => p.input));
       for (const [i, p] of group.entries()) p.resolve(results[i]!);

@@ -114,6 +114,8 @@ export class StorageEngine {
   private readonly tuning: StorageTuning;
   private readonly writer: HotWriter;
   private readonly compactionLocks = new KeyedMutex<number>();
+  /** Between group commits only: seals and checkpoints (see HotWriterOptions.gate). */
+  private readonly writeGate = new KeyedMutex<'writes'>();
   private readonly hot = new Map<number, { rows: number; since: number }>();
   private readonly openSnapshots = new Set<ScanSnapshot>();
   private maintenanceTimer: NodeJS.Timeout | undefined;
@@ -139,6 +141,7 @@ export class StorageEngine {
       log: ctx.log,
       maxGroupRows: tuning.maxGroupRows,
       onCommitted: (rowsByTable) => this.noteCommitted(rowsByTable),
+      gate: this.writeGate,
     });
   }
 
@@ -330,7 +333,7 @@ export class StorageEngine {
   }
 
   async checkpoint(): Promise<void> {
-    await this.maintenanceConn.run('CHECKPOINT');
+    await this.writeGate.with('writes', () => this.maintenanceConn.run('CHECKPOINT'));
     this.lastCheckpoint = Date.now();
     this.dirtySinceCheckpoint = false;
   }
@@ -367,7 +370,7 @@ export class StorageEngine {
   }
 
   private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
-    const segment = await sealTable(this.ctx, this.maintenanceConn, table);
+    const segment = await this.writeGate.with('writes', () => sealTable(this.ctx, this.maintenanceConn, table));
     const r = (
       await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(table.hotTable)}`)
     ).getRowObjectsJS()[0] as {
