@@ -15,3 +15,5 @@ export * from './metrics.js';
 export * from './permissions.js';
 export * from './role.js';
 export * from './settings/index.js';
+export * from './query/column-batch.js';
+export * from './query/fragment-exec.js';

@@ -9,6 +9,8 @@ import { buildApp } from './http/app.js';
 import { ClientAddressResolver } from './inflow/client-address.js';
 import { WorkerRouter } from './inflow/worker-router.js';
 import { MasterClient } from './master-client.js';
+import { warmQueryEngine } from './query/engine.js';
+import { closeQueryRuntime } from './query/query-routes.js';
 import { allRoutes } from './routes.js';
 
 /** A started gateway also reports the port it listens on (port 0 in tests). */
@@ -44,6 +46,9 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     loginThrottle: new LoginThrottle(),
     inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
   };
+  // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
+  const warmMs = await warmQueryEngine();
+  log.info({ warmMs: Math.round(warmMs) }, 'query engine warmed');
   let handle: GatewayHandle;
   const app = buildApp(allRoutes(), deps, () => [handle]);
   const server: Server = await new Promise((resolve, reject) => {
@@ -69,6 +74,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
       });
       master.stop();
       workers.stop();
+      await closeQueryRuntime(deps);
     },
   };
   return handle;

@@ -5,6 +5,7 @@ import { alertRoutes } from './incidents/alert-routes.js';
 import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
 import { inflowRoutes } from './inflow/inflow-routes.js';
+import { queryRoutes } from './query/query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
 /**
@@ -19,6 +20,7 @@ export function allRoutes(): RouteDef[] {
     ...alertRoutes,
     ...groupRoutes,
     ...inflowRoutes,
+    ...queryRoutes,
   ];
   routes.push({
     method: 'GET',

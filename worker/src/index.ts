@@ -30,3 +30,5 @@ export {
   type WorkerServiceEntry,
   type WorkerTestOptions,
 } from './worker-role.js';
+export { ExecutorLimiter, Permits, threadsFor } from './query/executor-limits.js';
+export { type LiveLimits, queryService } from './query/query-service.js';

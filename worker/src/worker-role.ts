@@ -16,6 +16,7 @@ import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
 import { segmentService } from './ingest/segment-service.js';
+import { queryService } from './query/query-service.js';
 import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
 import { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
 import { workerMetrics } from './worker-metrics.js';
@@ -42,6 +43,7 @@ export interface WorkerServiceDeps {
 export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
   ({ storage, log }) => ingestService(storage, log),
   ({ storage, log }) => segmentService(storage, log),
+  ({ storage, executorSettings, log }) => queryService(storage, executorSettings, log),
 ];
 
 /** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */

@@ -128,17 +128,43 @@ function schemaName(name: string): string {
 
 const globalsCache = new Map<string, unknown>();
 
-function globalsFor(catalog: SchemaCatalog): unknown {
+/**
+ * Kusto reads `app.requests` as database `app`, table `requests`: dotted table names do not
+ * resolve in its analyzer. For completions each dotted name gets a same-length alias with `_`
+ * for `.` (so positions stay true), the text is rewritten to the aliases, and aliases in the
+ * completions are mapped back.
+ */
+interface Aliases {
+  /** Alias → real table name. */
+  toReal: Map<string, string>;
+  /** Real dotted name → alias, longest first. */
+  toAlias: [string, string][];
+}
+
+function aliasesFor(catalog: SchemaCatalog): Aliases {
+  const names = new Set(catalog.tables.map((t) => t.name));
+  const toReal = new Map<string, string>();
+  for (const name of names) {
+    if (!name.includes('.')) continue;
+    const alias = name.replace(/[^A-Za-z0-9_$]/g, '_');
+    if (!names.has(alias) && !toReal.has(alias)) toReal.set(alias, name);
+  }
+  const toAlias = [...toReal].map(([a, r]) => [r, a] as [string, string]).sort((x, y) => y[0].length - x[0].length);
+  return { toReal, toAlias };
+}
+
+function globalsFor(catalog: SchemaCatalog, aliases: Aliases): unknown {
   const key = catalog.tables
     .map((t) => `${t.name}\u0001${t.columns.map((c) => `${c.name}\u0002${c.type}`).join('\u0003')}`)
     .join('\u0004');
   const cached = globalsCache.get(key);
   if (cached) return cached;
   const K = kustoLanguage();
+  const aliasOf = new Map(aliases.toAlias);
   const tables = catalog.tables.map(
     (t) =>
       new K.Symbols.TableSymbol.$ctor7(
-        t.name,
+        aliasOf.get(t.name) ?? t.name,
         `(${t.columns.map((c) => `${schemaName(c.name)}:${KQL_TYPE_NAME[c.type]}`).join(', ')})`,
         null,
       ),
@@ -149,17 +175,34 @@ function globalsFor(catalog: SchemaCatalog): unknown {
   return globals;
 }
 
+/** The text with dotted table names replaced by their aliases (same length). */
+function aliasText(text: string, aliases: Aliases): string {
+  let out = text;
+  for (const [real, alias] of aliases.toAlias) {
+    let at = out.indexOf(real);
+    while (at >= 0) {
+      const before = at === 0 ? '' : (out[at - 1] as string);
+      const after = out[at + real.length] ?? '';
+      if (!/[\w.$'"\]]/.test(before) && !/[\w.]/.test(after)) out = out.slice(0, at) + alias + out.slice(at + real.length);
+      at = out.indexOf(real, at + 1);
+    }
+  }
+  return out;
+}
+
 function completions(text: string, catalog: SchemaCatalog, cursor: number): AutoCompletion[] {
   const K = kustoLanguage();
   const position = Math.max(0, Math.min(cursor, text.length));
-  const code = K.KustoCode.ParseAndAnalyze(text, globalsFor(catalog));
+  const aliases = aliasesFor(catalog);
+  const code = K.KustoCode.ParseAndAnalyze(aliasText(text, aliases), globalsFor(catalog, aliases));
   const info = new K.Editor.KustoCodeService.ctor(code).GetCompletionItems(position);
   if (!info?.Items) return [];
   const out: AutoCompletion[] = [];
   const kinds = K.Editor.CompletionKind;
   for (let i = 0; i < info.Items.Count && out.length < 200; i++) {
     const item = info.Items.getItem(i);
-    const value = item.MatchText || item.DisplayText;
+    const shown = item.MatchText || item.DisplayText;
+    const value = aliases.toReal.get(shown) ?? shown;
     const word = (/^[\w-]+/.exec(value)?.[0] ?? value).toLowerCase();
     const kind = item.Kind;
     if (kind === kinds.BuiltInFunction || kind === kinds.AggregateFunction) {

@@ -4,9 +4,9 @@
  * out round-robin, so a query's answer must not depend on how many workers there are.
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { runFragment } from '@strata/common';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
 import type { FragmentRunner } from '../../src/query/exec/executor.js';
-import { runFragmentOnConnection } from '../../src/query/exec/fragment-on-connection.js';
 import type { FragmentSpec } from '../../src/query/plan/planner.js';
 import { quoteIdent } from '../../src/query/sql/sql.js';
 import { type CatalogTable, DUCKDB_TYPE, type KqlType, type SchemaCatalog } from '../../src/query/types.js';
@@ -77,7 +77,9 @@ export class FakeWorkers {
           const c = await instance.connect();
           connections.push(c);
           const out: ColumnBatch[] = [];
-          for await (const b of runFragmentOnConnection(c, quoteIdent(fragment.table), fragment, signal)) out.push(b);
+          const table = this.catalog.tables.find((t) => t.name === fragment.table);
+          const available = table ? table.columns.map((col) => col.name) : [];
+          for await (const b of runFragment(c, quoteIdent(fragment.table), available, fragment, signal)) out.push(b);
           return out;
         }),
       );

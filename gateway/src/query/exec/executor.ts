@@ -6,10 +6,10 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { StrataError } from '@strata/common';
+import { bindValues, queryFailure, StrataError } from '@strata/common';
 import type { FragmentSpec, QueryPlan } from '../plan/planner.js';
 import { quoteIdent } from '../sql/sql.js';
-import { BatchAppender, bindValues, type ColumnBatch } from './batches.js';
+import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
 import { formatValue, type QueryResult, type ResultValue, resultColumns } from './result-format.js';
 
@@ -22,18 +22,6 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Longest the query may run. */
   timeoutMs?: number;
-}
-
-/** DuckDB errors caused by the data or the query's own values (bad regex, overflow, casts). */
-const USER_ERROR = /^(Invalid Input Error|Conversion Error|Out of Range Error|Overflow|Invalid Error)/;
-
-export function duckdbError(err: unknown): StrataError {
-  if (err instanceof StrataError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  const first = message.split('\n')[0] ?? message;
-  if (USER_ERROR.test(first)) return new StrataError('invalid', `The query failed: ${first}`, { cause: err });
-  if (/INTERRUPT/i.test(first)) return new StrataError('cancelled', 'The query was cancelled.', { cause: err });
-  return new StrataError('internal', 'The query failed.', { cause: err });
 }
 
 export async function executePlan(plan: QueryPlan, runner: FragmentRunner, options: ExecuteOptions): Promise<QueryResult> {
@@ -63,7 +51,7 @@ export async function executePlan(plan: QueryPlan, runner: FragmentRunner, optio
       reader = await connection.runAndReadAll(plan.merge.text, values, types);
     } catch (err) {
       controller.signal.throwIfAborted();
-      throw duckdbError(err);
+      throw queryFailure(err);
     }
     const columns = reader.getColumns();
     const rowCount = reader.currentRowCount;

@@ -9,6 +9,7 @@
  * The whole query ends in a limit of maxRows + 1, so a plain filter query ships at most that many
  * rows from each worker and the caller can tell when rows were cut.
  */
+import type { QueryValueType, WireType } from '@strata/common';
 import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
@@ -16,7 +17,9 @@ import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } fro
 import { type OrderKey, readableColumn, SqlGenerator, WIRE_TYPE, wireColumn, wireTypeOf } from './sql-gen.js';
 
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
-export const FRAGMENT_SOURCE = '__strata_source__';
+export { FRAGMENT_SOURCE } from '@strata/common';
+
+const SOURCE = '__strata_source__';
 
 export interface FragmentSpec {
   index: number;
@@ -27,8 +30,10 @@ export interface FragmentSpec {
   /** The statement, reading the relation named FRAGMENT_SOURCE. */
   sql: string;
   params: ParamValue[];
+  /** Columns the statement reads from the table (a worker lacking one reads nulls). */
+  sourceColumns: { name: string; type: QueryValueType }[];
   /** Output columns in order, with their wire (DuckDB) types. */
-  columns: { id: string; type: string }[];
+  columns: { id: string; type: WireType }[];
   /** At most this many rows are useful from each worker (the statement already limits). */
   limit?: bigint;
 }
@@ -63,9 +68,9 @@ function collectTime(rel: Rel, acc: TimeBounds): void {
   if ('input' in rel) collectTime(rel.input, acc);
 }
 
-function scanTable(rel: Rel): string {
-  if (rel.kind === 'scan') return rel.table;
-  if ('input' in rel) return scanTable(rel.input);
+function scanOf(rel: Rel): Extract<Rel, { kind: 'scan' }> {
+  if (rel.kind === 'scan') return rel;
+  if ('input' in rel) return scanOf(rel.input);
   throw new Error('fragment without a scan');
 }
 
@@ -75,7 +80,7 @@ function makeFragment(
   limit?: bigint,
 ): { leaf: Extract<Rel, { kind: 'fragment' }>; order?: OrderKey[] } {
   const gen = new SqlGenerator({
-    scanSource: () => sql`${ident(FRAGMENT_SOURCE)}`,
+    scanSource: () => sql`${ident(SOURCE)}`,
     fragmentSource: () => {
       throw new Error('nested fragment');
     },
@@ -96,13 +101,15 @@ function makeFragment(
   const timeRange: TimeBounds = {};
   collectTime(rel, timeRange);
   const index = state.fragments.length;
+  const scan = scanOf(rel);
   state.fragments.push({
     index,
-    table: scanTable(rel),
+    table: scan.table,
     timeRange,
     sql: rendered.text,
     params: rendered.params,
-    columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) })),
+    sourceColumns: scan.columns.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
+    columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];

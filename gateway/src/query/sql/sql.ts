@@ -6,13 +6,11 @@
  * statement, so the same fragment can be rendered into a worker statement and a gateway statement.
  */
 
-/** DuckDB parameter types the engine binds. TIMESTAMP values are microseconds since the Unix epoch. */
-export type ParamType = 'VARCHAR' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
+import type { ParamValue, WireType } from '@strata/common';
 
-export interface ParamValue {
-  readonly type: ParamType;
-  readonly value: string | bigint | number | boolean | null;
-}
+/** DuckDB parameter types the engine binds. TIMESTAMP values are microseconds since the Unix epoch. */
+export type ParamType = WireType;
+export type { ParamValue };
 
 export class Param {
   constructor(readonly p: ParamValue) {}

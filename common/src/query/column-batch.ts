@@ -1,0 +1,164 @@
+/**
+ * Column batches: how query fragment rows travel from a worker to the gateway
+ * (strata.query.v1.ColumnVector). Columns carry only plain wire types — VARCHAR, BIGINT, DOUBLE,
+ * BOOLEAN, TIMESTAMP (µs since the Unix epoch) — as raw little-endian arrays with a null bitmap,
+ * so encoding and decoding are array copies rather than per-value protobuf work.
+ */
+
+export type WireType = 'VARCHAR' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
+
+export const WIRE_TYPES: readonly WireType[] = ['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP'];
+
+export function isWireType(t: string): t is WireType {
+  return (WIRE_TYPES as readonly string[]).includes(t);
+}
+
+/** One value: string (VARCHAR), bigint (BIGINT, TIMESTAMP µs), number (DOUBLE), boolean. */
+export type WireValue = string | bigint | number | boolean | null;
+
+export interface ColumnBatch {
+  rowCount: number;
+  /** One array per column, in the fragment's output column order. */
+  columns: WireValue[][];
+}
+
+/** The encoded form of one column (structurally the generated strata.query.v1.ColumnVector). */
+export interface EncodedColumn {
+  nulls: Buffer;
+  int64Values: Buffer;
+  doubleValues: Buffer;
+  boolValues: Buffer;
+  stringData: Buffer;
+  stringOffsets: Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function nullBitmap(values: readonly WireValue[]): Buffer {
+  let bitmap: Buffer | undefined;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] === null) {
+      bitmap ??= Buffer.alloc(Math.ceil(values.length / 8));
+      bitmap[i >> 3] = (bitmap[i >> 3] as number) | (1 << (i & 7));
+    }
+  }
+  return bitmap ?? EMPTY;
+}
+
+export function encodeColumn(values: readonly WireValue[], type: WireType): EncodedColumn {
+  const out: EncodedColumn = {
+    nulls: nullBitmap(values),
+    int64Values: EMPTY,
+    doubleValues: EMPTY,
+    boolValues: EMPTY,
+    stringData: EMPTY,
+    stringOffsets: EMPTY,
+  };
+  const n = values.length;
+  switch (type) {
+    case 'BIGINT':
+    case 'TIMESTAMP': {
+      const buf = Buffer.alloc(n * 8);
+      for (let i = 0; i < n; i++) {
+        const v = values[i];
+        if (v !== null) buf.writeBigInt64LE(BigInt(v as bigint), i * 8);
+      }
+      out.int64Values = buf;
+      break;
+    }
+    case 'DOUBLE': {
+      const buf = Buffer.alloc(n * 8);
+      for (let i = 0; i < n; i++) {
+        const v = values[i];
+        if (v !== null) buf.writeDoubleLE(Number(v), i * 8);
+      }
+      out.doubleValues = buf;
+      break;
+    }
+    case 'BOOLEAN': {
+      const buf = Buffer.alloc(n);
+      for (let i = 0; i < n; i++) if (values[i] === true) buf[i] = 1;
+      out.boolValues = buf;
+      break;
+    }
+    case 'VARCHAR': {
+      const offsets = Buffer.alloc((n + 1) * 4);
+      const parts: Buffer[] = [];
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        const v = values[i];
+        if (v !== null && v !== '') {
+          const bytes = Buffer.from(String(v), 'utf8');
+          parts.push(bytes);
+          at += bytes.length;
+        }
+        offsets.writeUInt32LE(at, (i + 1) * 4);
+      }
+      out.stringData = Buffer.concat(parts, at);
+      out.stringOffsets = offsets;
+      break;
+    }
+  }
+  return out;
+}
+
+function isNull(nulls: Uint8Array, i: number): boolean {
+  return nulls.length > 0 && ((nulls[i >> 3] as number) & (1 << (i & 7))) !== 0;
+}
+
+export function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: number): WireValue[] {
+  const out: WireValue[] = new Array(rowCount);
+  const nulls = encoded.nulls;
+  const need = (buf: Buffer, bytes: number, what: string) => {
+    if (buf.length < bytes) throw new Error(`column batch: ${what} holds ${buf.length} bytes, ${bytes} expected`);
+  };
+  switch (type) {
+    case 'BIGINT':
+    case 'TIMESTAMP': {
+      need(encoded.int64Values, rowCount * 8, 'int64 values');
+      for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : encoded.int64Values.readBigInt64LE(i * 8);
+      break;
+    }
+    case 'DOUBLE': {
+      need(encoded.doubleValues, rowCount * 8, 'double values');
+      for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : encoded.doubleValues.readDoubleLE(i * 8);
+      break;
+    }
+    case 'BOOLEAN': {
+      need(encoded.boolValues, rowCount, 'bool values');
+      for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : encoded.boolValues[i] === 1;
+      break;
+    }
+    case 'VARCHAR': {
+      need(encoded.stringOffsets, (rowCount + 1) * 4, 'string offsets');
+      const data = encoded.stringData;
+      for (let i = 0; i < rowCount; i++) {
+        if (isNull(nulls, i)) {
+          out[i] = null;
+          continue;
+        }
+        const start = encoded.stringOffsets.readUInt32LE(i * 4);
+        const end = encoded.stringOffsets.readUInt32LE((i + 1) * 4);
+        if (end < start || end > data.length) throw new Error('column batch: string offsets out of range');
+        out[i] = data.toString('utf8', start, end);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+export function encodeBatch(batch: ColumnBatch, types: readonly WireType[]): { rowCount: number; columns: EncodedColumn[] } {
+  if (batch.columns.length !== types.length) throw new Error('column batch: column count does not match the types');
+  return { rowCount: batch.rowCount, columns: batch.columns.map((c, i) => encodeColumn(c, types[i] as WireType)) };
+}
+
+export function decodeBatch(message: { rowCount: number; columns: EncodedColumn[] }, types: readonly WireType[]): ColumnBatch {
+  if (message.columns.length !== types.length) {
+    throw new Error(`column batch: ${message.columns.length} columns received, ${types.length} expected`);
+  }
+  return {
+    rowCount: message.rowCount,
+    columns: message.columns.map((c, i) => decodeColumn(c, types[i] as WireType, message.rowCount)),
+  };
+}

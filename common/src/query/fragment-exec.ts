@@ -1,0 +1,188 @@
+/**
+ * Runs a query fragment — a statement the gateway's planner wrote — over a relation of rows on a
+ * DuckDB connection, streaming the result as column batches. Used by workers over their storage
+ * scans and by in-process tests. The statement reads the relation named FRAGMENT_SOURCE; here
+ * that name becomes a leading CTE over the given relation, with the columns the fragment reads
+ * (a column this relation lacks reads as null). Values are bound parameters, never SQL text.
+ */
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBConnection,
+  type DuckDBResult,
+  DuckDBTimestampValue,
+  type DuckDBType,
+  DuckDBTypeId,
+  type DuckDBValue,
+  TIMESTAMP,
+  VARCHAR,
+} from '@duckdb/node-api';
+import { StrataError } from '../errors.js';
+import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
+
+/** The relation name fragment statements read. */
+export const FRAGMENT_SOURCE = '__strata_source__';
+
+/** Value types of the query language, as fragments declare the columns they read. */
+export type QueryValueType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'guid' | 'dynamic';
+
+/** DuckDB type holding each query value type. */
+export const QUERY_VALUE_DUCKDB_TYPE: Record<QueryValueType, string> = {
+  string: 'VARCHAR',
+  long: 'BIGINT',
+  real: 'DOUBLE',
+  bool: 'BOOLEAN',
+  datetime: 'TIMESTAMP',
+  timespan: 'BIGINT',
+  guid: 'UUID',
+  dynamic: 'JSON',
+};
+
+/** A bound parameter; TIMESTAMP values are µs since the Unix epoch. */
+export interface ParamValue {
+  readonly type: WireType;
+  readonly value: string | bigint | number | boolean | null;
+}
+
+export interface FragmentStatement {
+  /** Starts with `WITH ` (the planner always writes a CTE chain). */
+  sql: string;
+  params: readonly ParamValue[];
+  sourceColumns: readonly { name: string; type: QueryValueType }[];
+  columns: readonly { id: string; type: WireType }[];
+}
+
+export function quoteIdentifier(name: string): string {
+  if (name.includes('\u0000')) throw new TypeError('identifier contains NUL');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+const DUCK_TYPES: Record<WireType, DuckDBType> = { VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP };
+
+export function wireDuckType(type: WireType): DuckDBType {
+  return DUCK_TYPES[type];
+}
+
+/** Parameter values and their types for DuckDB binding. */
+export function bindValues(params: readonly ParamValue[]): { values: DuckDBValue[]; types: DuckDBType[] } {
+  const values: DuckDBValue[] = [];
+  const types: DuckDBType[] = [];
+  for (const p of params) {
+    const type = Object.hasOwn(DUCK_TYPES, p.type) ? DUCK_TYPES[p.type] : undefined;
+    if (!type) throw new StrataError('invalid', `Unsupported parameter type ${String(p.type)}.`);
+    types.push(type);
+    if (p.value === null) values.push(null);
+    else if (p.type === 'TIMESTAMP') values.push(new DuckDBTimestampValue(BigInt(p.value as bigint)));
+    else if (p.type === 'BIGINT') values.push(BigInt(p.value as bigint));
+    else values.push(p.value as DuckDBValue);
+  }
+  return { values, types };
+}
+
+/** DuckDB errors caused by the data or by the query's own values: the query's problem (400). */
+const USER_ERROR = /^(Invalid Input Error|Conversion Error|Out of Range Error|Overflow|Invalid Error)/;
+
+/** A DuckDB failure as a StrataError: data errors are 'invalid', an interrupt 'cancelled'. */
+export function queryFailure(err: unknown): StrataError {
+  if (err instanceof StrataError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const first = message.split('\n')[0] ?? message;
+  if (USER_ERROR.test(first)) return new StrataError('invalid', `The query failed: ${first}`, { cause: err });
+  if (/INTERRUPT/i.test(first)) return new StrataError('cancelled', 'The query was cancelled.', { cause: err });
+  return new StrataError('internal', 'The query failed.', { cause: err });
+}
+
+function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
+  if (value === null) return null;
+  switch (typeId) {
+    case DuckDBTypeId.TIMESTAMP:
+      return (value as DuckDBTimestampValue).micros;
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.DOUBLE:
+    case DuckDBTypeId.BOOLEAN:
+    case DuckDBTypeId.VARCHAR:
+      return value as WireValue;
+    default:
+      return String(value);
+  }
+}
+
+/** Reads a streamed result as batches of about `batchRows` rows. */
+export async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
+  const typeIds = result.columnTypes().map((t) => t.typeId);
+  let pending: WireValue[][] = typeIds.map(() => []);
+  let rows = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    typeIds.forEach((typeId, i) => {
+      const target = pending[i] as WireValue[];
+      for (const v of chunk.getColumnValues(i)) target.push(toWire(v, typeId));
+    });
+    rows += chunk.rowCount;
+    if (rows >= batchRows) {
+      yield { rowCount: rows, columns: pending };
+      pending = typeIds.map(() => []);
+      rows = 0;
+    }
+  }
+  if (rows > 0) yield { rowCount: rows, columns: pending };
+}
+
+/**
+ * The statement with its source bound: `WITH "__strata_source__" AS (SELECT … FROM relation), …`.
+ * `available` are the relation's column names; `relation` is SQL from the storage side.
+ */
+export function boundStatement(statement: FragmentStatement, relation: string, available: readonly string[]): string {
+  if (!statement.sql.startsWith('WITH ')) throw new StrataError('invalid', 'A fragment statement must start with a WITH clause.');
+  const byLower = new Map(available.map((n) => [n.toLowerCase(), n] as const));
+  const cols = statement.sourceColumns.map((c) => {
+    const actual = byLower.get(c.name.toLowerCase());
+    if (actual !== undefined) return `${quoteIdentifier(actual)} AS ${quoteIdentifier(c.name)}`;
+    const type = Object.hasOwn(QUERY_VALUE_DUCKDB_TYPE, c.type) ? QUERY_VALUE_DUCKDB_TYPE[c.type] : undefined;
+    if (!type) throw new StrataError('invalid', `Unsupported column type ${String(c.type)}.`);
+    return `CAST(NULL AS ${type}) AS ${quoteIdentifier(c.name)}`;
+  });
+  const source = `${quoteIdentifier(FRAGMENT_SOURCE)} AS (SELECT ${cols.length > 0 ? cols.join(', ') : 'NULL AS "__none"'} FROM ${relation})`;
+  return `WITH ${source}, ${statement.sql.slice('WITH '.length)}`;
+}
+
+/** Runs a fragment over `relation` on `connection`; an abort interrupts the statement. */
+export async function* runFragment(
+  connection: DuckDBConnection,
+  relation: string,
+  available: readonly string[],
+  statement: FragmentStatement,
+  signal: AbortSignal,
+  batchRows = 8192,
+): AsyncGenerator<ColumnBatch> {
+  signal.throwIfAborted();
+  const interrupt = () => connection.interrupt();
+  signal.addEventListener('abort', interrupt, { once: true });
+  try {
+    const sql = boundStatement(statement, relation, available);
+    const { values, types } = bindValues(statement.params);
+    let result: DuckDBResult;
+    try {
+      result = await connection.stream(sql, values, types);
+    } catch (err) {
+      signal.throwIfAborted();
+      throw queryFailure(err);
+    }
+    const expected = statement.columns.map((c) => c.type);
+    const actual = result.columnTypes().map((t) => t.toString());
+    if (actual.length !== expected.length || actual.some((t, i) => t !== expected[i])) {
+      throw new StrataError('internal', `Fragment columns are ${actual.join(', ')}, expected ${expected.join(', ')}.`);
+    }
+    try {
+      yield* resultBatches(result, signal, batchRows);
+    } catch (err) {
+      signal.throwIfAborted();
+      throw queryFailure(err);
+    }
+  } finally {
+    signal.removeEventListener('abort', interrupt);
+  }
+}

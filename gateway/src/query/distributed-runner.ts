@@ -1,0 +1,93 @@
+/**
+ * The fragment runner of a real cluster: each fragment goes to every registered worker
+ * (coordinator.listWorkers(); a worker that refuses writes still holds data), their result
+ * streams are merged as they arrive, and a failure or an abort cancels every worker's call (the
+ * worker interrupts its statement). A worker that does not answer fails the query: an answer
+ * missing a worker's rows would be wrong.
+ */
+import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError } from '@strata/common';
+import { QueryServiceService } from '@strata/proto/query/v1/query';
+import type { FragmentRunner } from './exec/executor.js';
+import type { FragmentSpec } from './plan/planner.js';
+import { fragmentRequest, responseBatch } from './worker-protocol.js';
+
+export interface DistributedRunnerOptions {
+  coordinator: Coordinator;
+  channels: ChannelPool;
+  accountId: string;
+  /** gRPC deadline of each worker call (the query's own timeout also aborts them). */
+  timeoutMs: number;
+}
+
+/**
+ * Yields from several async iterables as values arrive. On the first failure, or when the
+ * consumer stops, `stop` is called first (so sources blocked on I/O end), then every source is
+ * closed.
+ */
+export async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): AsyncGenerator<T> {
+  const iterators = sources.map((s) => s[Symbol.asyncIterator]());
+  const pending = new Map<number, Promise<{ i: number; r: IteratorResult<T> }>>();
+  const pull = (i: number) =>
+    pending.set(
+      i,
+      (iterators[i] as AsyncIterator<T>).next().then((r) => ({ i, r })),
+    );
+  for (let i = 0; i < iterators.length; i++) pull(i);
+  try {
+    while (pending.size > 0) {
+      const { i, r } = await Promise.race(pending.values());
+      if (r.done) {
+        pending.delete(i);
+        continue;
+      }
+      pull(i);
+      yield r.value;
+    }
+  } finally {
+    if (pending.size > 0) {
+      stop();
+      // Outstanding reads now fail or end; nobody waits for their values any more.
+      for (const p of pending.values()) p.catch(() => undefined);
+      await Promise.allSettled([...pending.values()]);
+      await Promise.allSettled([...pending.keys()].map((i) => iterators[i]?.return?.()));
+    }
+  }
+}
+
+export function distributedRunner(options: DistributedRunnerOptions): FragmentRunner {
+  return (fragment: FragmentSpec, signal: AbortSignal) => run(options, fragment, signal);
+}
+
+async function* run(options: DistributedRunnerOptions, fragment: FragmentSpec, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
+  const workers = await options.coordinator.listWorkers();
+  if (workers.length === 0) return;
+  const request = fragmentRequest(options.accountId, fragment);
+  const calls = new AbortController();
+  const onAbort = () => calls.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const streams = workers.map((w) =>
+    (async function* () {
+      const client = options.channels.client(QueryServiceService, w.endpoint);
+      try {
+        for await (const message of client.executeFragment(request, { timeoutMs: options.timeoutMs, signal: calls.signal })) {
+          yield responseBatch(message, fragment);
+        }
+      } catch (err) {
+        if (signal.aborted) throw signal.reason;
+        if (err instanceof StrataError && (err.kind === 'unavailable' || err.kind === 'internal')) {
+          throw new StrataError('unavailable', `Worker ${w.endpoint} could not run the query: ${err.message}`, {
+            cause: err,
+            retryAfterSeconds: 5,
+          });
+        }
+        throw err;
+      }
+    })(),
+  );
+  try {
+    yield* mergeStreams(streams, () => calls.abort(new StrataError('cancelled', 'The query stopped.')));
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    calls.abort(new StrataError('cancelled', 'The query finished.'));
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The query endpoints the clients call (LOGSHIP-COMPAT §1.3–1.5):
+ *   POST /search/:accountId/kusto          run a query
+ *   POST /search/:accountId/kusto/parse    parse status, result columns, completions
+ *   GET  /search/:accountId/schemas        the account's tables and columns
+ *
+ * Who may query an account: operation `query.run` (access-policy.ts) — global admins, and holders
+ * of Account.Admin, Account.Query or an Incident role on it; a scoped token needs a query scope
+ * for the account, and then sees only the schemas its query patterns match (other tables do not
+ * exist for it, also in schema.tables). A token's `queryTimeoutSeconds` shortens the server's
+ * default; nothing exceeds the maximum.
+ */
+import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import type { RouteContext, RouteDef } from '../http/route.js';
+import { distributedRunner } from './distributed-runner.js';
+import { executePlan, MergeDatabase, planQuery, warmQueryEngine } from './engine.js';
+import { parseQuery } from './parse-info.js';
+import { restrictCatalog, SchemaCatalogSource } from './schema-catalog.js';
+import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
+
+/** Server default and maximum query run time. */
+export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
+export const MAX_QUERY_TIMEOUT_SECONDS = 300;
+
+/** Extra request fields (querySource, properties, variables) are accepted and ignored. */
+const queryBody = z.object({ query: z.string() });
+const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional() });
+
+interface QueryRuntime {
+  merge: MergeDatabase;
+  catalogs: SchemaCatalogSource;
+}
+
+const runtimes = new WeakMap<GatewayDeps, QueryRuntime>();
+
+function runtime(deps: GatewayDeps): QueryRuntime {
+  let r = runtimes.get(deps);
+  if (!r) {
+    r = { merge: new MergeDatabase(), catalogs: new SchemaCatalogSource(deps.coordinator, deps.channels) };
+    runtimes.set(deps, r);
+  }
+  return r;
+}
+
+/** Closes the merge database of a gateway (on stop). */
+export async function closeQueryRuntime(deps: GatewayDeps): Promise<void> {
+  const r = runtimes.get(deps);
+  runtimes.delete(deps);
+  await r?.merge.close();
+}
+
+function accountOf(rc: RouteContext): string {
+  return (rc.params.accountId as string).toLowerCase();
+}
+
+/** The catalog the caller may see: a scoped token only its query schemas. */
+async function callerCatalog(rc: RouteContext): Promise<SchemaCatalog> {
+  const accountId = accountOf(rc);
+  const catalog = await runtime(rc.deps).catalogs.get(accountId);
+  const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
+  if (rc.principal?.scope && !scope) return { tables: [] };
+  return restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+}
+
+export function queryTimeoutMs(rc: RouteContext): number {
+  const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountOf(rc))?.query : undefined;
+  const requested = scope?.queryTimeoutSeconds;
+  const seconds =
+    typeof requested === 'number' && requested > 0
+      ? Math.min(requested, MAX_QUERY_TIMEOUT_SECONDS)
+      : DEFAULT_QUERY_TIMEOUT_SECONDS;
+  return seconds * 1000;
+}
+
+/** Aborted when the client goes away before the answer is written. */
+function clientGone(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+export const queryRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/search/:accountId/kusto',
+    operation: 'query.run',
+    summary:
+      'Run a KQL query: { query }. Answers { header, columns: [{ name, type }], results: [{ column: value }], render?, truncated }. Query errors answer 400 with token positions into the query.',
+    requestSchema: queryBody,
+    async handler(rc) {
+      const { query } = await rc.body(queryBody);
+      await warmQueryEngine();
+      const catalog = await callerCatalog(rc);
+      const plan = planQuery(query, catalog);
+      const timeoutMs = queryTimeoutMs(rc);
+      const { merge } = runtime(rc.deps);
+      const runner = distributedRunner({
+        coordinator: rc.deps.coordinator,
+        channels: rc.deps.channels,
+        accountId: accountOf(rc),
+        timeoutMs,
+      });
+      const result = await executePlan(plan, runner, { mergeDatabase: merge, timeoutMs, signal: clientGone(rc.koa.res) });
+      return { body: result };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/search/:accountId/kusto/parse',
+    operation: 'query.run',
+    summary:
+      'Parse a KQL query without running it: { query, cursorPosition? }. Answers { parseSuccess, error, header, columns, suggestions: { autoCompletions } }.',
+    requestSchema: parseBody,
+    async handler(rc) {
+      const { query, cursorPosition } = await rc.body(parseBody);
+      await warmQueryEngine();
+      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/search/:accountId/schemas',
+    operation: 'query.run',
+    summary: "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }].",
+    async handler(rc) {
+      const catalog = await callerCatalog(rc);
+      return {
+        body: catalog.tables.map((t) => ({
+          name: t.name,
+          columns: t.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] })),
+        })),
+      };
+    },
+  },
+];

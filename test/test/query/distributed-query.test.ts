@@ -1,0 +1,358 @@
+/**
+ * Distributed queries over real worker storage and real gRPC: rows spread over two workers (one
+ * with sealed Parquet segments, one with a column the other never saw) give the same answers as
+ * the same rows on one worker, and the answers computed here in TypeScript. Cancellation and the
+ * executor limits reach the workers.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  ChannelPool,
+  type Coordinator,
+  createLogger,
+  type ExecutorLimits,
+  StrataError,
+  startGrpcServer,
+  stopGrpcServer,
+  type WorkerRegistration,
+} from '@strata/common';
+import {
+  distributedRunner,
+  executePlan,
+  MergeDatabase,
+  planQuery,
+  type QueryResult,
+  SchemaCatalogSource,
+  warmQueryEngine,
+} from '@strata/gateway';
+import { QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
+import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
+
+const ACCOUNT = '00000000-0000-0000-0000-0000000000c1';
+const log = createLogger('test', { level: 'silent' });
+const BASE = Date.UTC(2024, 4, 1);
+const NOW = new Date(BASE + 2 * 86_400_000);
+
+interface Row {
+  ts: number;
+  host: string;
+  level: string;
+  latencyMs: number;
+  ratio: number;
+  extra?: string;
+}
+
+const ROWS: Row[] = Array.from({ length: 3000 }, (_, i) => ({
+  ts: BASE + i * 47_000,
+  host: ['web-1', 'web-2', 'db-1'][i % 3] as string,
+  level: ['Info', 'Error'][i % 5 === 0 ? 1 : 0] as string,
+  latencyMs: (i * 37) % 1500,
+  ratio: ((i * 13) % 100) / 7,
+  ...(i % 2 === 1 && i > 2000 ? { extra: `x${i % 4}` } : {}),
+}));
+
+function appendPart(rows: Row[]): AppendPart {
+  const withExtra = rows.some((r) => r.extra !== undefined);
+  const lines = rows.map((r) =>
+    JSON.stringify({
+      '@ts': r.ts * 1000,
+      '@id': randomUUID(),
+      host: r.host,
+      level: r.level,
+      latencyMs: r.latencyMs,
+      ratio: r.ratio,
+      ...(r.extra !== undefined ? { extra: r.extra } : {}),
+    }),
+  );
+  return {
+    schema: 'app.logs',
+    columns: [
+      { name: 'host', type: 'String' },
+      { name: 'level', type: 'String' },
+      { name: 'latencyMs', type: 'Int64' },
+      { name: 'ratio', type: 'Float64' },
+      ...(withExtra ? [{ name: 'extra', type: 'String' as const }] : []),
+    ],
+    rows: Buffer.from(lines.join('\n')),
+    rowCount: rows.length,
+  };
+}
+
+interface TestWorker {
+  dir: string;
+  storage: StorageEngine;
+  server: Awaited<ReturnType<typeof startGrpcServer>>['server'];
+  endpoint: string;
+  service: ReturnType<typeof queryService>;
+  limits: ExecutorLimits;
+}
+
+async function startWorker(
+  rows: Row[][],
+  seal = false,
+  limits: ExecutorLimits = { queryMaxConcurrent: 10, fileMaxConcurrentRead: 10, rowgroupMaxConcurrentRead: 100 },
+): Promise<TestWorker> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'strata-query-'));
+  const guard = new FreeSpaceGuard({ path: dir, minimumFreeBytes: 0, statFreeBytes: async () => 1e12, log });
+  await guard.check();
+  const storage = await StorageEngine.open({
+    dataPath: dir,
+    log,
+    guard,
+    tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000 },
+  });
+  for (const batch of rows) {
+    if (batch.length === 0) continue;
+    await storage.append({
+      accountId: ACCOUNT,
+      parts: [appendPart(batch)],
+      inflowTimestampUs: Date.now() * 1000,
+      inflowHost: 'test',
+      sourceAddress: '127.0.0.1',
+      agent: null,
+    });
+    if (seal) await storage.sealAll();
+  }
+  const live = { current: () => limits, onChange: () => undefined };
+  const service = queryService(storage, live, log, { batchRows: 500 });
+  const { server, port } = await startGrpcServer('127.0.0.1:0', [service]);
+  return { dir, storage, server, endpoint: `127.0.0.1:${port}`, service, limits };
+}
+
+async function stopWorker(w: TestWorker): Promise<void> {
+  await stopGrpcServer(w.server, 0);
+  await w.storage.close();
+  rmSync(w.dir, { recursive: true, force: true });
+}
+
+function coordinatorOf(workers: TestWorker[]): Coordinator {
+  const list: WorkerRegistration[] = workers.map((w) => ({
+    endpoint: w.endpoint,
+    freeBytes: 1e12,
+    writable: true,
+    updatedAt: new Date().toISOString(),
+  }));
+  return { listWorkers: async () => list } as unknown as Coordinator;
+}
+
+const canonical = (r: QueryResult) =>
+  r.results
+    .map((x) => JSON.stringify(x, (_k, v) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(12)) : v)))
+    .sort();
+
+describe('distributed queries over worker storage and gRPC', function () {
+  this.timeout(120_000);
+  const channels = new ChannelPool();
+  const merge = new MergeDatabase();
+  let two: TestWorker[] = [];
+  let one: TestWorker[] = [];
+
+  before(async () => {
+    await warmQueryEngine();
+    const first = ROWS.filter((_, i) => i % 2 === 0);
+    const second = ROWS.filter((_, i) => i % 2 === 1);
+    // Worker A: its rows in three appends, each sealed into a Parquet segment; worker B: hot rows only.
+    two = [
+      await startWorker([first.slice(0, 500), first.slice(500, 1000), first.slice(1000)], true),
+      await startWorker([second]),
+    ];
+    one = [await startWorker([ROWS])];
+  });
+
+  after(async () => {
+    channels.close();
+    await merge.close();
+    for (const w of [...two, ...one]) await stopWorker(w);
+  });
+
+  async function query(workers: TestWorker[], text: string, timeoutMs = 30_000): Promise<QueryResult> {
+    const coordinator = coordinatorOf(workers);
+    const catalog = await new SchemaCatalogSource(coordinator, channels).get(ACCOUNT);
+    const plan = planQuery(text, catalog, { now: NOW });
+    return executePlan(plan, distributedRunner({ coordinator, channels, accountId: ACCOUNT, timeoutMs }), {
+      mergeDatabase: merge,
+      timeoutMs,
+    });
+  }
+
+  async function both(text: string): Promise<QueryResult> {
+    const a = await query(two, text);
+    const b = await query(one, text);
+    assert.deepEqual(a.columns, b.columns, text);
+    assert.deepEqual(canonical(a), canonical(b), text);
+    return a;
+  }
+
+  it('lists the union of the workers’ schemas, with a column only one worker has', async () => {
+    const catalog = await new SchemaCatalogSource(coordinatorOf(two), channels).get(ACCOUNT);
+    const table = catalog.tables.find((t) => t.name === 'app.logs');
+    assert.ok(table);
+    assert.ok(table.columns.some((c) => c.name === 'extra' && c.type === 'string'));
+    assert.ok(table.columns.some((c) => c.name === 'timestamp' && c.type === 'datetime'));
+    assert.ok(table.columns.some((c) => c.name === '__INFLOW_ID' && c.type === 'guid'));
+  });
+
+  it('counts, filters and aggregates like one worker and like the rows say', async () => {
+    const r = await both(
+      'app.logs | where level == "Error" | summarize n = count(), s = sum(latencyMs), a = avg(ratio), p = percentile(latencyMs, 90) by host',
+    );
+    for (const host of ['web-1', 'web-2', 'db-1']) {
+      const rows = ROWS.filter((x) => x.level === 'Error' && x.host === host);
+      const row = r.results.find((x) => x.host === host) as Record<string, unknown>;
+      assert.equal(row.n, rows.length);
+      assert.equal(
+        row.s,
+        rows.reduce((s, x) => s + x.latencyMs, 0),
+      );
+      assert.ok(Math.abs((row.a as number) - rows.reduce((s, x) => s + x.ratio, 0) / rows.length) < 1e-9);
+      const sorted = rows.map((x) => x.latencyMs).sort((a, b) => a - b);
+      assert.equal(row.p, sorted[Math.ceil(0.9 * sorted.length) - 1]);
+    }
+  });
+
+  it('time filters prune and answer correctly', async () => {
+    const r = await both('app.logs | where timestamp between (datetime(2024-05-01 06:00) .. datetime(2024-05-01 12:00)) | count');
+    const from = Date.UTC(2024, 4, 1, 6);
+    const to = Date.UTC(2024, 4, 1, 12);
+    assert.deepEqual(r.results, [{ Count: ROWS.filter((x) => x.ts >= from && x.ts <= to).length }]);
+    const recent = await both('app.logs | where timestamp > ago(1d) | summarize count() by bin(timestamp, 1h) | count');
+    const hours = new Set(ROWS.filter((x) => x.ts > NOW.getTime() - 86_400_000).map((x) => Math.floor(x.ts / 3_600_000)));
+    assert.deepEqual(recent.results, [{ Count: hours.size }]);
+  });
+
+  it('top and sort | take take the global top rows', async () => {
+    const r = await query(two, 'app.logs | sort by latencyMs desc, timestamp asc | take 5 | project latencyMs');
+    const t = await query(two, 'app.logs | top 3 by latencyMs | project latencyMs');
+    assert.deepEqual(
+      t.results.map((x) => x.latencyMs),
+      ROWS.map((x) => x.latencyMs)
+        .sort((a, b) => b - a)
+        .slice(0, 3),
+    );
+    const expected = [...ROWS]
+      .sort((a, b) => b.latencyMs - a.latencyMs || a.ts - b.ts)
+      .slice(0, 5)
+      .map((x) => x.latencyMs);
+    assert.deepEqual(
+      r.results.map((x) => x.latencyMs),
+      expected,
+    );
+  });
+
+  it('a column missing on one worker reads as empty there', async () => {
+    const r = await both('app.logs | summarize n = count() by extra');
+    const counts = new Map<string, number>();
+    for (const x of ROWS) counts.set(x.extra ?? '', (counts.get(x.extra ?? '') ?? 0) + 1);
+    assert.deepEqual(canonical(r), [...counts].map(([extra, n]) => JSON.stringify({ extra, n })).sort());
+  });
+
+  it('dcount, make_set and arg_max merge across workers', async () => {
+    const r = await both('app.logs | summarize d = dcount(latencyMs), hosts = make_set(host), arg_max(timestamp, host)');
+    const row = r.results[0] as Record<string, unknown>;
+    assert.equal(row.d, new Set(ROWS.map((x) => x.latencyMs)).size);
+    assert.deepEqual([...(row.hosts as string[])].sort(), ['db-1', 'web-1', 'web-2']);
+    const last = ROWS[ROWS.length - 1] as Row;
+    assert.equal(row.host, last.host);
+  });
+
+  it('a query error from a worker (bad regex) is a 400-kind error', async () => {
+    await assert.rejects(
+      query(two, 'app.logs | where host matches regex "(" | count'),
+      (e: unknown) => e instanceof StrataError && e.kind === 'invalid',
+    );
+  });
+
+  it('an unknown schema reads as no table; an account without data has none', async () => {
+    await assert.rejects(query(two, 'nope | count'), (e: unknown) => e instanceof StrataError && e.kind === 'invalid');
+    const catalog = await new SchemaCatalogSource(coordinatorOf(two), channels).get('00000000-0000-0000-0000-0000000000ff');
+    assert.deepEqual(catalog.tables, []);
+  });
+
+  it('a cancelled call leaves the worker’s queue; excess waiting is refused', async () => {
+    const w = await startWorker([ROWS.slice(0, 10)], false, {
+      queryMaxConcurrent: 1,
+      fileMaxConcurrentRead: 10,
+      rowgroupMaxConcurrentRead: 100,
+    });
+    try {
+      // Hold the only query slot, as a long-running fragment would.
+      const hold = await w.service.limiter.admit(new AbortController().signal);
+      const client = channels.client(QueryServiceService, w.endpoint);
+      const request = {
+        accountId: ACCOUNT,
+        schema: 'app.logs',
+        sql: 'WITH "s0" AS (SELECT CAST(1 AS BIGINT) AS "c0" FROM "__strata_source__") SELECT "c0" FROM "s0"',
+        params: [],
+        sourceColumns: [{ name: 'host', type: ValueType.VALUE_TYPE_STRING }],
+        columns: [{ id: 'c0', type: WireType.WIRE_TYPE_BIGINT }],
+      };
+      const controller = new AbortController();
+      const consume = (async () => {
+        for await (const _ of client.executeFragment(request, { signal: controller.signal, timeoutMs: 30_000 })) {
+          // waiting in the queue: nothing arrives
+        }
+      })();
+      for (let i = 0; i < 100 && w.service.limiter.queries.waiting === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(w.service.limiter.queries.waiting, 1, 'the call waits in the queue');
+      controller.abort();
+      await assert.rejects(consume);
+      for (let i = 0; i < 100 && w.service.limiter.queries.waiting > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(w.service.limiter.queries.waiting, 0, 'the cancelled call left the queue');
+
+      // The queue holds at most max(16, 4 × limit) waiters; beyond that RESOURCE_EXHAUSTED.
+      const calls = Array.from({ length: 17 }, () => {
+        const c = new AbortController();
+        const p = (async () => {
+          for await (const _ of client.executeFragment(request, { signal: c.signal, timeoutMs: 30_000 })) {
+            // drained after release
+          }
+        })();
+        return { c, p };
+      });
+      const outcomes = await Promise.race([
+        Promise.any(
+          calls.map((x) =>
+            x.p
+              .then(
+                () => 'ok',
+                (e: unknown) => (e instanceof StrataError ? e.kind : 'other'),
+              )
+              .then((k) => (k === 'resource_exhausted' ? k : new Promise(() => undefined))),
+          ),
+        ),
+        new Promise((r) => setTimeout(() => r('none'), 10_000)),
+      ]);
+      assert.equal(outcomes, 'resource_exhausted');
+      hold();
+      const settled = await Promise.allSettled(calls.map((x) => x.p));
+      const failures = settled.flatMap((s) => (s.status === 'rejected' ? [String((s.reason as Error).message)] : []));
+      assert.equal(failures.filter((f) => !/waiting/.test(f)).length, 0, failures.join('; '));
+      assert.equal(settled.filter((s) => s.status === 'fulfilled').length, 16, 'the queued calls ran once the slot was free');
+    } finally {
+      await stopWorker(w);
+    }
+  });
+
+  it('a query deadline cancels the fragments on the workers', async () => {
+    const w = await startWorker([ROWS.slice(0, 10)], false, {
+      queryMaxConcurrent: 1,
+      fileMaxConcurrentRead: 10,
+      rowgroupMaxConcurrentRead: 100,
+    });
+    try {
+      const hold = await w.service.limiter.admit(new AbortController().signal);
+      await assert.rejects(
+        query([w], 'app.logs | count', 300),
+        (e: unknown) => e instanceof StrataError && (e.kind === 'timeout' || e.kind === 'cancelled'),
+      );
+      for (let i = 0; i < 100 && w.service.limiter.queries.waiting > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(w.service.limiter.queries.waiting, 0);
+      hold();
+    } finally {
+      await stopWorker(w);
+    }
+  });
+});
