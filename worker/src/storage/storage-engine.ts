@@ -172,7 +172,7 @@ export class StorageEngine {
         checkpoint_threshold: '256MB',
         // All cores but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
         // On 2 cores a second DuckDB thread cost ~35 % more CPU per ingested row (coordination
-        // and spinning) for no more throughput (bench/ingest, docs/decisions/0002).
+        // and spinning) for no more throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
         threads: String(Math.max(1, availableParallelism() - 1)),
         ...tuning.duckdbSettings,
       });
