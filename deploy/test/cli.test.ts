@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const STRATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/strata.js');
+import { STRATA_BIN as STRATA, startNodeProcess } from '../src/testing/node-process.js';
 
 /** Runs the strata CLI as a real process; bounded by `timeoutMs`. */
 function runCli(
@@ -71,62 +69,48 @@ describe('strata CLI', () => {
   });
 
   it('starts from a config file, serves /healthz and /readyz, and stops cleanly on SIGTERM', async () => {
-    const data = path.join(dir, 'node');
-    const file = path.join(dir, 'node.yaml');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        dataRoot: data,
-        database: { enable: true, endpoint: '127.0.0.1:0' },
-        backend: { enable: true, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
-        ops: { enable: true, host: '127.0.0.1', port: 0 },
-        setupService: {
-          enable: true,
-          provision: true,
-          accounts: [{ accountId: '00000000-0000-0000-0000-000000000000', accountName: 'default' }],
-          users: [{ userId: '00000000-0000-0000-0000-00000000cafe', username: 'admin', password: 'pw-123456' }],
-        },
-      }),
-    );
-    const child = spawn(process.execPath, [STRATA, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
+    const password = 'pw-123456';
+    const node = await startNodeProcess({
+      database: { enable: true, endpoint: '127.0.0.1:0' },
+      backend: { enable: true, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
+      ops: { enable: true, host: '127.0.0.1', port: 0 },
+      setupService: {
+        enable: true,
+        provision: true,
+        accounts: [{ accountId: '00000000-0000-0000-0000-000000000000', accountName: 'default' }],
+        users: [{ userId: '00000000-0000-0000-0000-00000000cafe', username: 'admin', password }],
+      },
     });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    let code: number | null = null;
     try {
-      let opsPort: number | undefined;
-      for (let i = 0; i < 100 && !opsPort; i++) {
-        const m = /"opsPort":(\d+)/.exec(out);
-        if (m) opsPort = Number(m[1]);
-        else await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.ok(opsPort, `no ops port in output:\n${out}`);
-      assert.equal((await fetch(`http://127.0.0.1:${opsPort}/healthz`)).status, 200);
-      let ready: { ready: boolean; roles: { role: string }[] } | undefined;
-      for (let i = 0; i < 50; i++) {
-        const res = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+      const ops = `http://127.0.0.1:${node.opsPort}`;
+      assert.equal((await fetch(`${ops}/healthz`)).status, 200);
+      let ready: { ready: boolean; roles: { role: string; detail: string }[] } | undefined;
+      for (let i = 0; i < 100; i++) {
+        const res = await fetch(`${ops}/readyz`);
         ready = (await res.json()) as typeof ready;
-        if (res.status === 200) break;
+        if (res.status === 200 && ready!.roles[0]!.detail.startsWith('leader')) break;
         await new Promise((r) => setTimeout(r, 100));
       }
       assert.deepEqual(
         ready!.roles.map((r) => r.role),
         ['database', 'backend'],
       );
-      const metrics = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
-      assert.match(metrics, /strata_process_/);
+      assert.match(await (await fetch(`${ops}/metrics`)).text(), /strata_process_/);
       // Every log line is JSON with role and component.
-      for (const line of out.split('\n').filter((l) => l.startsWith('{'))) {
+      for (const line of node
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))) {
         const parsed = JSON.parse(line);
         assert.ok(parsed.role && parsed.component, line);
       }
-      // The provisioned password is stored hashed.
-      assert.ok(statSync(path.join(data, 'database', 'strata.duckdb')).size > 0);
-      assert.ok(!readFileSync(path.join(data, 'database', 'strata.duckdb')).includes('pw-123456'));
+      // The provisioned password is stored hashed: the database file never holds it in clear.
+      const db = readFileSync(path.join(node.dir, 'database', 'strata.duckdb'));
+      assert.ok(db.length > 0 && !db.includes(password));
     } finally {
-      child.kill('SIGTERM');
+      code = await node.stop('SIGTERM');
     }
-    assert.equal(await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 15_000))]), 0);
+    assert.equal(code, 0);
   });
 });

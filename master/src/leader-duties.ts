@@ -1,3 +1,5 @@
+import { accountCompactionMaxFileSize } from './compaction/account-max-file-size.js';
+import { CompactionDuty } from './compaction/compaction-duty.js';
 import { DirectoryRepository } from './directory/directory-repository.js';
 import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
@@ -15,5 +17,12 @@ class ProvisioningDuty implements LeaderDuty {
 
 /** Every leader duty, started in this order after election and stopped in reverse. */
 export function leaderDuties(): LeaderDuty[] {
-  return [new ProvisioningDuty(), new MailerDuty((state) => storedMailSettings(state.store))];
+  return [
+    new ProvisioningDuty(),
+    new MailerDuty((state) => storedMailSettings(state.store)),
+    // Each account's Service.Storage.Compaction.MaxFileSize, read when a job's files are selected.
+    new CompactionDuty({
+      maxFileSize: (accountId, state) => accountCompactionMaxFileSize(state.store, accountId),
+    }),
+  ];
 }

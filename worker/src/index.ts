@@ -1,5 +1,7 @@
 export { EXECUTOR_SETTINGS_POLL_MS, type ExecutorLimitsListener, ExecutorSettingsPoller } from './executor-settings-poller.js';
 export { columnTypeFromProto, columnTypeToProto } from './ingest/column-type-codec.js';
+export { ExecutorLimiter, Permits, threadsFor } from './query/executor-limits.js';
+export { type LiveLimits, queryService } from './query/query-service.js';
 export type { SegmentInfo, TableInfo } from './storage/catalog.js';
 export {
   type ColumnSchema,
@@ -30,5 +32,3 @@ export {
   type WorkerServiceEntry,
   type WorkerTestOptions,
 } from './worker-role.js';
-export { ExecutorLimiter, Permits, threadsFor } from './query/executor-limits.js';
-export { type LiveLimits, queryService } from './query/query-service.js';

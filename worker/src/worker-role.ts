@@ -13,6 +13,7 @@ import {
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
+import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
 import { segmentService } from './ingest/segment-service.js';
 import { queryService } from './query/query-service.js';
@@ -118,6 +119,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, executorSettings, log, ctx }))];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services);
     server = started.server;
+    if (!widenServerFlowControl(server)) log.warn('could not widen the gRPC flow-control windows; large batches arrive slower');
     endpoint = endpointWithPort(ctx.config.backend.advertiseEndpoint ?? ctx.config.backend.endpoint, started.port);
 
     const publish = (state: { freeBytes: number; writable: boolean }) => {

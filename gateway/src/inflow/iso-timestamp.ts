@@ -15,8 +15,57 @@ function daysIn(year: number, month: number): number {
   return DAYS_IN_MONTH[month - 1]!;
 }
 
+/** Epoch milliseconds of recently seen dates (`YYYY-MM-DD`): a batch's entries share a few days. */
+const dayCache = new Map<string, number>();
+
+function digits(text: string, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/**
+ * The common shapes without a regular expression: `YYYY-MM-DDThh:mm:ssZ` and with a 3- or
+ * 6-digit fraction (JavaScript's toISOString, most agents). Undefined: use the general parser.
+ */
+function parseCommon(text: string): number | undefined {
+  const len = text.length;
+  if ((len !== 20 && len !== 24 && len !== 27) || text.charCodeAt(len - 1) !== 90 /* Z */ || text.charCodeAt(10) !== 84 /* T */)
+    return undefined;
+  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return undefined;
+  const day = text.slice(0, 10);
+  let dayMs = dayCache.get(day);
+  if (dayMs === undefined) {
+    const full = parseGeneral(`${day}T00:00:00Z`);
+    if (full === undefined) return undefined;
+    dayMs = full / 1000;
+    if (dayCache.size > 1000) dayCache.clear();
+    dayCache.set(day, dayMs);
+  }
+  const hour = digits(text, 11, 2);
+  const minute = digits(text, 14, 2);
+  const second = digits(text, 17, 2);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return undefined;
+  let fraction = 0;
+  if (len > 20) {
+    if (text.charCodeAt(19) !== 46 /* . */) return undefined;
+    fraction = digits(text, 20, len - 21);
+    if (fraction < 0) return undefined;
+    if (len === 24) fraction *= 1000;
+  }
+  return (dayMs + ((hour * 60 + minute) * 60 + second) * 1000) * 1000 + fraction;
+}
+
 /** Microseconds since the epoch, or undefined when `text` is not an accepted timestamp. */
 export function parseIsoTimestampMicros(text: string): number | undefined {
+  return parseCommon(text) ?? parseGeneral(text);
+}
+
+function parseGeneral(text: string): number | undefined {
   const m = ISO.exec(text);
   if (!m) return undefined;
   const year = +m[1]!;

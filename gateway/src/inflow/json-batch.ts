@@ -197,6 +197,7 @@ function typeEntryFields(state: SchemaState, data: Record<string, unknown>): { r
     if (type === 'too_long')
       return { reason: `the value of field '${key}' is longer than ${INFLOW_LIMITS.maxValueLength} characters` };
     if (type === 'invalid') return { reason: `the value of field '${key}' is not a JSON value` };
+    if (type === field.type) continue;
     if (type !== 'String' && type !== 'DateTime') field.sawNonString = true;
     field.type = mergeType(field.type, type);
   }
@@ -213,6 +214,24 @@ function typeEntryFields(state: SchemaState, data: Record<string, unknown>): { r
   return { respelled };
 }
 
+/** Two hex digits of each byte value. */
+const HEX2 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/**
+ * `__INFLOW_ID`s for the entries of one part: a random UUID (version 4) per part whose last 32 bits
+ * count up per entry. Unique like random UUIDs (90 random bits per part), at a fraction of the cost
+ * of one randomUUID() per entry.
+ */
+export class EntryIds {
+  private readonly prefix = randomUUID().slice(0, 28);
+  private n = Number.parseInt(randomUUID().slice(28, 36), 16);
+
+  next(): string {
+    const n = this.n++ >>> 0;
+    return this.prefix + HEX2[n >>> 24]! + HEX2[(n >>> 16) & 255]! + HEX2[(n >>> 8) & 255]! + HEX2[n & 255]!;
+  }
+}
+
 function encodePart(state: SchemaState): BuiltPart {
   const columns: { name: string; type: DataType }[] = [];
   const converted = new Set<FieldState>();
@@ -221,7 +240,8 @@ function encodePart(state: SchemaState): BuiltPart {
     columns.push({ name: field.name, type: field.type });
     if (field.type === 'DateTime' || (field.type === 'String' && field.sawNonString)) converted.add(field);
   }
-  const lines: string[] = new Array(state.entries.length);
+  const out = new NdjsonWriter();
+  const ids = new EntryIds();
   for (let i = 0; i < state.entries.length; i++) {
     const e = state.entries[i]!;
     let json: string;
@@ -229,17 +249,59 @@ function encodePart(state: SchemaState): BuiltPart {
       json = JSON.stringify(e.data);
     } else {
       // Null prototype: a field named __proto__ stays an ordinary key.
-      const out: Record<string, unknown> = Object.create(null);
+      const copy: Record<string, unknown> = Object.create(null);
       for (const key in e.data) {
         const value = e.data[key];
         if (value === null) continue;
         const field = state.fields.get(key)!;
-        out[field.name] = converted.has(field) ? encodeValue(value, field.type!) : value;
+        copy[field.name] = converted.has(field) ? encodeValue(value, field.type!) : value;
       }
-      json = JSON.stringify(out);
+      json = JSON.stringify(copy);
     }
-    const stamps = `{"@ts":${e.tsUs},"@id":"${randomUUID()}"`;
-    lines[i] = json.length > 2 ? `${stamps},${json.slice(1)}` : `${stamps}}`;
+    if (i > 0) out.newline();
+    out.line(`{"@ts":${e.tsUs},"@id":"${ids.next()}"`, json);
   }
-  return { schema: state.schema, columns, rows: Buffer.from(lines.join('\n')), rowCount: state.entries.length };
+  return { schema: state.schema, columns, rows: out.finish(), rowCount: state.entries.length };
+}
+
+/**
+ * Writes NDJSON lines straight into Buffers (off the V8 heap): no per-line concatenation and no
+ * megabyte-sized joined string, which would land in V8's large-object space and drive full GCs.
+ */
+class NdjsonWriter {
+  private static readonly CHUNK = 256 * 1024;
+  private readonly chunks: Buffer[] = [];
+  private buf = Buffer.allocUnsafe(NdjsonWriter.CHUNK);
+  private pos = 0;
+
+  private ensure(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    this.buf = Buffer.allocUnsafe(Math.max(NdjsonWriter.CHUNK, bytes));
+    this.pos = 0;
+  }
+
+  newline(): void {
+    this.ensure(1);
+    this.buf[this.pos++] = 0x0a;
+  }
+
+  /** `head` (an unclosed object) followed by the members of the object text `json`. */
+  line(head: string, json: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    this.ensure((head.length + json.length) * 3 + 1);
+    this.pos += this.buf.write(head, this.pos);
+    if (json.length > 2) {
+      const brace = this.pos;
+      this.pos += this.buf.write(json, this.pos);
+      this.buf[brace] = 0x2c; // the data object's '{' becomes the ',' after the stamps
+    } else {
+      this.buf[this.pos++] = 0x7d; // '}'
+    }
+  }
+
+  finish(): Buffer {
+    this.chunks.push(this.buf.subarray(0, this.pos));
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
 }

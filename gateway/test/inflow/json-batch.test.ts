@@ -170,6 +170,6 @@ describe('JSON inflow batches', () => {
       built.parts[0]!.columns.map((c) => c.name),
       ['__proto__', 'x'],
     );
-    assert.equal(lines(built.parts[0]!)[0]!.__proto__, 5);
+    assert.equal(Object.getOwnPropertyDescriptor(lines(built.parts[0]!)[0]!, '__proto__')?.value, 5);
   });
 });

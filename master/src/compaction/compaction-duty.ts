@@ -10,7 +10,7 @@ export interface CompactionDutyOptions {
 
 /**
  * Leader duty running the compaction scheduler while this master leads; jobs carry the
- * leadership's fencing term. Add it to leaderDuties() with the settings reader for MaxFileSize.
+ * leadership's fencing term. Listed in leaderDuties() with the settings reader for MaxFileSize.
  */
 export class CompactionDuty implements LeaderDuty {
   readonly name = 'compaction';

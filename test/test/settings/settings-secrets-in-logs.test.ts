@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { startNodeProcess } from '@strata/deploy/testing';
 
-const require = createRequire(import.meta.url);
-const STRATA = path.resolve(path.dirname(require.resolve('@strata/deploy')), '../../bin/strata.js');
 const ACCOUNT = '00000000-0000-0000-0000-000000000000';
 
 /**
@@ -17,64 +11,35 @@ const ACCOUNT = '00000000-0000-0000-0000-000000000000';
 describe('settings: mail passwords stay out of logs and responses', function () {
   this.timeout(60_000);
   it('never logs nor returns a stored or rejected password', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'strata-settings-secrets-'));
     const adminPassword = 'admin-password-for-settings-1';
     const systemSecret = 'SysMail-Secret-8821';
     const accountSecret = 'AcctMail-Secret-4410';
-    const file = path.join(dir, 'node.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        dataRoot: dir,
-        log: { level: 'trace' },
-        database: { enable: true, endpoint: '127.0.0.1:0' },
-        backend: { enable: true, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
-        gateway: { enable: true, host: '127.0.0.1', port: 0 },
-        ops: { enable: false },
-        auth: { jwt: { signingKey: 'settings-secrets-test-signing-key-0123456789' } },
-        setupService: {
-          enable: true,
-          provision: true,
-          accounts: [{ accountId: ACCOUNT, accountName: 'default' }],
-          users: [
-            {
-              userId: '00000000-0000-0000-0000-00000000cafe',
-              username: 'admin',
-              password: adminPassword,
-              defaultGlobalPermissions: ['Service.Global.Admin'],
-            },
-          ],
-        },
-      }),
-    );
-    const child = spawn(process.execPath, [STRATA, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let logs = '';
-    child.stdout.on('data', (d) => {
-      logs += d;
-    });
-    child.stderr.on('data', (d) => {
-      logs += d;
+    const node = await startNodeProcess({
+      log: { level: 'trace' },
+      database: { enable: true, endpoint: '127.0.0.1:0' },
+      backend: { enable: true, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
+      gateway: { enable: true, host: '127.0.0.1', port: 0 },
+      ops: { enable: false },
+      auth: { jwt: { signingKey: 'settings-secrets-test-signing-key-0123456789' } },
+      setupService: {
+        enable: true,
+        provision: true,
+        accounts: [{ accountId: ACCOUNT, accountName: 'default' }],
+        users: [
+          {
+            userId: '00000000-0000-0000-0000-00000000cafe',
+            username: 'admin',
+            password: adminPassword,
+            defaultGlobalPermissions: ['Service.Global.Admin'],
+          },
+        ],
+      },
     });
     const responses: string[] = [];
+    let logs = '';
     try {
-      let port: number | undefined;
-      for (let i = 0; i < 150 && !port; i++) {
-        const m = /"port":(\d+),"msg":"gateway listening"/.exec(logs);
-        if (m) port = Number(m[1]);
-        else await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.ok(port, logs);
-      const base = `http://127.0.0.1:${port}`;
-      let token = '';
-      for (let i = 0; i < 100 && !token; i++) {
-        const res = await fetch(`${base}/auth/token`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ username: 'admin', password: adminPassword }),
-        });
-        if (res.ok) token = ((await res.json()) as { token: string }).token;
-        else await new Promise((r) => setTimeout(r, 100));
-      }
+      const base = node.baseUrl;
+      const token = await node.signIn('admin', adminPassword);
       assert.ok(token, 'signed in');
       const call = async (method: string, p: string, body?: unknown) => {
         const res = await fetch(base + p, {
@@ -106,9 +71,8 @@ describe('settings: mail passwords stay out of logs and responses', function () 
       // Let a few executor-settings polls and their trace lines happen.
       await new Promise((r) => setTimeout(r, 2_500));
     } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      rmSync(dir, { recursive: true, force: true });
+      logs = node.output();
+      await node.stop();
     }
     for (const [where, text] of [
       ['logs', logs],

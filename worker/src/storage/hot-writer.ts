@@ -65,6 +65,12 @@ export interface HotWriterOptions {
   maxGroupRows: number;
   /** Called after each commit with rows added per table id. */
   onCommitted: (rowsByTable: Map<number, number>) => void;
+  /**
+   * Held around each group commit. Seals and checkpoints take it too, so they never run beside a
+   * write transaction: overlapping them cost ~1.5 µs more CPU per row on 2 cores, while requests
+   * that queue meanwhile simply form a larger group afterwards.
+   */
+  gate: KeyedMutex<'writes'>;
 }
 
 const GUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -138,6 +144,15 @@ export class HotWriter {
   }
 
   private async runGroup(group: Pending[]): Promise<void> {
+    const release = await this.o.gate.lock('writes');
+    try {
+      await this.commitGroup(group);
+    } finally {
+      release();
+    }
+  }
+
+  private async commitGroup(group: Pending[]): Promise<void> {
     try {
       const results = await this.commit(group.map((p) => p.input));
       for (const [i, p] of group.entries()) p.resolve(results[i]!);
@@ -205,26 +220,39 @@ export class HotWriter {
     const files: string[] = [];
     const rowsByTable = new Map<number, number>();
     try {
+      // Batch files first (outside the transaction): one per part.
+      const writes: { input: AppendInput; p: PlannedPart; file: string }[] = [];
+      for (const [n, i] of toWrite.entries()) {
+        for (const p of planned[n]!) {
+          const file = path.join(this.o.tmpDir, `batch-${process.pid}-${this.fileSeq++}.ndjson`);
+          files.push(file);
+          writes.push({ input: inputs[i]!, p, file });
+        }
+      }
+      await Promise.all(writes.map((w) => writeFile(w.file, w.p.part.rows)));
       await conn.run('BEGIN TRANSACTION');
       try {
-        for (const [n, i] of toWrite.entries()) {
-          const input = inputs[i]!;
-          let stored = 0;
-          for (const p of planned[n]!) {
-            const table = draft.get(p.key)!;
-            await this.applySchemaChanges(table, p);
-            const file = path.join(this.o.tmpDir, `batch-${process.pid}-${this.fileSeq++}.ndjson`);
-            files.push(file);
-            await writeFile(file, p.part.rows);
-            const inserted = await this.insertRows(table, p, input, file);
-            if (inserted !== p.part.rowCount)
-              throw new StrataError(
-                'invalid',
-                `Schema ${p.part.schema}: the batch declared ${p.part.rowCount} rows but holds ${inserted}.`,
-              );
-            stored += inserted;
-            rowsByTable.set(table.tableId, (rowsByTable.get(table.tableId) ?? 0) + inserted);
+        // All schema changes of the group, in request order, then the rows: each insert converts
+        // its batch types to the final column types of the group.
+        for (const w of writes) await this.applySchemaChanges(draft.get(w.p.key)!, w.p);
+        // Requests retried alone insert part by part, so a refusal names the exact part.
+        for (const group of inputs.length > 1 ? insertGroups(writes) : writes.map((w) => [w])) {
+          const table = draft.get(group[0]!.p.key)!;
+          const declared = group.reduce((n, w) => n + w.p.part.rowCount, 0);
+          const inserted = await this.insertRows(table, group);
+          if (inserted !== declared) {
+            const p = group[0]!.p.part;
+            throw new StrataError(
+              'invalid',
+              group.length === 1
+                ? `Schema ${p.schema}: the batch declared ${p.rowCount} rows but holds ${inserted}.`
+                : `Schema ${p.schema}: the batches declared ${declared} rows but hold ${inserted}.`,
+            );
           }
+          rowsByTable.set(table.tableId, (rowsByTable.get(table.tableId) ?? 0) + inserted);
+        }
+        for (const i of toWrite) {
+          const input = inputs[i]!;
           if (input.idempotencyKey) {
             await conn.run('INSERT INTO strata_idempotency VALUES ($1, $2, $3, make_timestamp($4::BIGINT))', [
               input.accountId,
@@ -233,7 +261,7 @@ export class HotWriter {
               BigInt(Date.now()) * 1000n,
             ]);
           }
-          results[i] = { rowsStored: stored, duplicate: false };
+          results[i] = { rowsStored: input.parts.reduce((n, p) => n + p.rowCount, 0), duplicate: false };
         }
         await conn.run('COMMIT');
       } catch (err) {
@@ -327,31 +355,61 @@ export class HotWriter {
     }
   }
 
-  private async insertRows(table: TableInfo, p: PlannedPart, input: AppendInput, file: string): Promise<number> {
+  /**
+   * Inserts the rows of parts that go to one table with the same batch columns, in one statement:
+   * read_json over all their files (DuckDB parses them in parallel). The request stamps differ per
+   * file and are chosen by the reader's file name column ("@file": no field name can start with
+   * '@', so it never meets a data column); every value is a bound parameter.
+   */
+  private async insertRows(table: TableInfo, group: { input: AppendInput; p: PlannedPart; file: string }[]): Promise<number> {
+    const params: (string | bigint | null)[] = [];
+    const param = (v: string | bigint | null) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const stamp = (of: (w: { input: AppendInput }) => string | bigint | null, cast: string) =>
+      group.length === 1
+        ? `${param(of(group[0]!))}::${cast}`
+        : `CASE "@file" ${group.map((w) => `WHEN ${param(w.file)} THEN ${param(of(w))}::${cast}`).join(' ')} END`;
+    const finalTypes = new Map(table.columns.map((c) => [c.name, c.type]));
     const targets = STAMPED_COLUMNS.map((c) => quoteIdent(c.name));
-    const values = ['make_timestamp("@ts")', '"@id"', 'make_timestamp($1::BIGINT)', '$2::VARCHAR', '$3::VARCHAR', '$4::VARCHAR'];
+    const values = [
+      'make_timestamp("@ts")',
+      '"@id"',
+      `make_timestamp(${stamp((w) => BigInt(w.input.inflowTimestampUs), 'BIGINT')})`,
+      stamp((w) => w.input.inflowHost, 'VARCHAR'),
+      stamp((w) => w.input.sourceAddress, 'VARCHAR'),
+      stamp((w) => w.input.agent, 'VARCHAR'),
+    ];
     const readColumns = [`'@ts': 'BIGINT'`, `'@id': 'UUID'`];
-    for (const m of p.plan.mappings) {
+    for (const m of group[0]!.p.plan.mappings) {
       const source = quoteIdent(m.batchName);
       // DateTime values travel as microseconds since the epoch.
       const value = m.batchType === 'DateTime' ? `make_timestamp(${source})` : source;
       targets.push(quoteIdent(m.tableName));
-      values.push(convertSql(value, m.batchType, m.tableType));
+      values.push(convertSql(value, m.batchType, finalTypes.get(m.tableName) ?? m.tableType));
       readColumns.push(`${quoteLiteral(m.batchName)}: '${m.batchType === 'DateTime' ? 'BIGINT' : DUCKDB_TYPE[m.batchType]}'`);
     }
+    const files = `[${group.map((w) => param(w.file)).join(', ')}]`;
     const sql =
       `INSERT INTO ${quoteIdent(table.hotTable)} (${targets.join(', ')}) ` +
-      `SELECT ${values.join(', ')} FROM read_json($5, format = 'newline_delimited', columns = {${readColumns.join(', ')}}, ` +
-      `maximum_object_size = ${64 * 1024 * 1024})`;
-    const result = await this.o.conn.run(sql, [
-      BigInt(input.inflowTimestampUs),
-      input.inflowHost,
-      input.sourceAddress,
-      input.agent,
-      file,
-    ]);
+      `SELECT ${values.join(', ')} FROM read_json(${files}, format = 'newline_delimited', columns = {${readColumns.join(', ')}}, ` +
+      `maximum_object_size = ${64 * 1024 * 1024}${group.length > 1 ? `, filename = '@file'` : ''})`;
+    const result = await this.o.conn.run(sql, params);
     return result.rowsChanged;
   }
+}
+
+/** Parts grouped by target table and identical batch columns (one INSERT each), in first-seen order. */
+function insertGroups<W extends { p: PlannedPart }>(writes: W[]): W[][] {
+  const groups = new Map<string, W[]>();
+  for (const w of writes) {
+    const key = `${w.p.key}\u0000${JSON.stringify(w.p.part.columns)}`;
+    const g = groups.get(key);
+    if (g) g.push(w);
+    else groups.set(key, [w]);
+  }
+  return [...groups.values()];
 }
 
 /** Checks what the gateway already guarantees, because any gRPC client may call the worker. */

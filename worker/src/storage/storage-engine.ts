@@ -1,4 +1,5 @@
 import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorFields, type Logger, StrataError } from '@strata/common';
@@ -23,7 +24,10 @@ export interface StorageTuning {
   sealAgeMs: number;
   /** How often the maintenance loop looks for work (seal, checkpoint, key pruning). */
   maintenanceIntervalMs: number;
-  /** Explicit CHECKPOINT at least this often while writes happen (fresh rows scan slower). */
+  /**
+   * CHECKPOINT runs right after each seal (when the sealed rows are gone, so it writes little) and
+   * otherwise at most this often while something changed.
+   */
   checkpointIntervalMs: number;
   /** Idempotency keys are kept this long… */
   idempotencyRetentionMs: number;
@@ -36,10 +40,10 @@ export interface StorageTuning {
 }
 
 export const DEFAULT_STORAGE_TUNING: StorageTuning = {
-  sealRows: 1_000_000,
+  sealRows: 250_000,
   sealAgeMs: 60_000,
   maintenanceIntervalMs: 1_000,
-  checkpointIntervalMs: 30_000,
+  checkpointIntervalMs: 300_000,
   idempotencyRetentionMs: 24 * 3600 * 1000,
   idempotencyMaxKeys: 1_000_000,
   maxGroupRows: 200_000,
@@ -110,6 +114,8 @@ export class StorageEngine {
   private readonly tuning: StorageTuning;
   private readonly writer: HotWriter;
   private readonly compactionLocks = new KeyedMutex<number>();
+  /** Between group commits only: seals and checkpoints (see HotWriterOptions.gate). */
+  private readonly writeGate = new KeyedMutex<'writes'>();
   private readonly hot = new Map<number, { rows: number; since: number }>();
   private readonly openSnapshots = new Set<ScanSnapshot>();
   private maintenanceTimer: NodeJS.Timeout | undefined;
@@ -135,6 +141,7 @@ export class StorageEngine {
       log: ctx.log,
       maxGroupRows: tuning.maxGroupRows,
       onCommitted: (rowsByTable) => this.noteCommitted(rowsByTable),
+      gate: this.writeGate,
     });
   }
 
@@ -158,6 +165,15 @@ export class StorageEngine {
     try {
       const instance = await DuckDBInstance.create(paths.database, {
         temp_directory: path.join(paths.tmp, 'spill'),
+        // Hot rows live in the write-ahead log until they are sealed, and are checkpointed only
+        // after the seal deleted them: compressing them into the database file first cost ~2 µs
+        // a row for data that leaves for Parquet within a minute (bench/ingest). The WAL stays
+        // bounded by the seal thresholds; DuckDB checkpoints by itself beyond this size.
+        checkpoint_threshold: '256MB',
+        // All cores but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
+        // On 2 cores a second DuckDB thread cost ~35 % more CPU per ingested row (coordination
+        // and spinning) for no more throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
+        threads: String(Math.max(1, availableParallelism() - 1)),
         ...tuning.duckdbSettings,
       });
       const writerConn = await instance.connect();
@@ -317,7 +333,7 @@ export class StorageEngine {
   }
 
   async checkpoint(): Promise<void> {
-    await this.maintenanceConn.run('CHECKPOINT');
+    await this.writeGate.with('writes', () => this.maintenanceConn.run('CHECKPOINT'));
     this.lastCheckpoint = Date.now();
     this.dirtySinceCheckpoint = false;
   }
@@ -354,7 +370,7 @@ export class StorageEngine {
   }
 
   private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
-    const segment = await sealTable(this.ctx, this.maintenanceConn, table);
+    const segment = await this.writeGate.with('writes', () => sealTable(this.ctx, this.maintenanceConn, table));
     const r = (
       await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(table.hotTable)}`)
     ).getRowObjectsJS()[0] as {
@@ -401,13 +417,14 @@ export class StorageEngine {
   /** Seals what is due, checkpoints, prunes idempotency keys. */
   private async maintain(): Promise<void> {
     const now = Date.now();
+    let sealed = false;
     for (const [tableId, h] of [...this.hot]) {
       if (this.closed) return;
       if (h.rows < this.tuning.sealRows && now - h.since < this.tuning.sealAgeMs) continue;
       const table = this.ctx.tables.getById(tableId);
-      if (table) await this.seal(table);
+      if (table && (await this.seal(table))) sealed = true;
     }
-    if (this.dirtySinceCheckpoint && Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs)
+    if (this.dirtySinceCheckpoint && (sealed || Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs))
       await this.checkpoint();
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();

@@ -1,0 +1,2 @@
+export * from './node-process.js';
+export * from './test-node.js';
