@@ -45,7 +45,9 @@ export async function executePlan(plan: QueryPlan, runner: FragmentRunner, optio
   }
   try {
     const columns =
-      (await singleWorker(plan, runner, controller.signal)) ?? (await merged(plan, runner, options, controller.signal));
+      (await singleWorker(plan, runner, controller.signal)) ??
+      (await passedThrough(plan, runner, controller.signal)) ??
+      (await merged(plan, runner, options, controller.signal));
     return resultOf(plan, columns);
   } catch (err) {
     if (controller.signal.aborted) {
