@@ -3,6 +3,8 @@
  * query gets its own connection (DuckDB connections must not be shared by concurrent async calls)
  * and its fragment tables are TEMP tables of that connection, gone when it closes.
  */
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 
 export interface MergeDatabaseOptions {
@@ -19,7 +21,9 @@ export class MergeDatabase {
 
   private open(): Promise<DuckDBInstance> {
     this.instance ??= (async () => {
-      const config: Record<string, string> = {};
+      // Spill files go to the OS temp directory: DuckDB's default (`.tmp` under the working
+      // directory) is read-only in the chart's pods.
+      const config: Record<string, string> = { temp_directory: path.join(tmpdir(), 'strata-merge') };
       if (this.options.threads) config.threads = String(this.options.threads);
       if (this.options.memoryLimit) config.memory_limit = this.options.memoryLimit;
       return DuckDBInstance.create(':memory:', config);
