@@ -9,6 +9,7 @@ export * from './grpc/client.js';
 export * from './grpc/server.js';
 export * from './grpc/server-adapter.js';
 export * from './grpc/status.js';
+export * from './guid.js';
 export * from './http/ops-endpoints.js';
 export * from './logging.js';
 export * from './metrics.js';

@@ -1,15 +1,11 @@
 import { z } from 'zod';
+import { guidSchema as guid } from '../guid.js';
 
 /**
  * The whole configuration of a Strata process. One file (YAML or JSON) plus STRATA_* environment
  * overrides, validated once at start-up. Objects are strict: an unknown key is a reported problem,
  * not silently ignored. docs/configuration.md documents every key; keep the two in step.
  */
-
-const guid = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a GUID')
-  .transform((s) => s.toLowerCase());
 
 /** host:port; port 0 asks the OS for a free one (tests). */
 const endpoint = z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must be host:port');

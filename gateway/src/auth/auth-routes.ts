@@ -1,15 +1,10 @@
-import { invalid, StrataError } from '@strata/common';
+import { guidSchema as guid, invalid, StrataError } from '@strata/common';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { z } from 'zod';
 import type { RouteDef } from '../http/route.js';
 import { isAllowed } from './access-policy.js';
 import { isGlobalAdmin, type Principal } from './principal.js';
 import type { TokenScope } from './token-scope.js';
-
-const guid = z
-  .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a GUID')
-  .transform((s) => s.toLowerCase());
 
 const signInSchema = z.object({ username: z.string().min(1), password: z.string().min(1) });
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { HTTP_STATUS_BY_KIND, StrataError } from '@strata/common';
+import { HTTP_STATUS_BY_KIND, isGuid, StrataError } from '@strata/common';
 import type { AppendRequest } from '@strata/proto/ingest/v1/ingest';
 import { columnTypeToProto, INFLOW_LIMITS, isValidName } from '@strata/worker/inflow-rules';
 import { z } from 'zod';
@@ -13,7 +13,6 @@ import { delimitedChunks } from './delimited-batches.js';
 import { inflowMetrics } from './inflow-metrics.js';
 import { type BuiltPart, buildJsonBatch } from './json-batch.js';
 
-const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 /** Idempotency-Key: up to 200 printable ASCII characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -28,7 +27,7 @@ const inflowBodyDoc = z.array(
 
 function accountIdOf(rc: RouteContext): string {
   const id = rc.params.accountId!;
-  if (!GUID.test(id)) throw new StrataError('invalid', 'The account id must be a GUID.');
+  if (!isGuid(id)) throw new StrataError('invalid', 'The account id must be a GUID.');
   return id.toLowerCase();
 }
 

@@ -1,4 +1,4 @@
-import { invalid } from '@strata/common';
+import { invalid, isGuid } from '@strata/common';
 
 /** Incident lifecycle states of the spec, in the order of the state table. */
 export const INCIDENT_STATES = ['OPEN', 'IN_PROGRESS', 'MITIGATED', 'RESOLVED'] as const;
@@ -36,14 +36,10 @@ export const NOTIFIED_EVENT_TYPES: ReadonlySet<HistoryEventType> = new Set([
 
 export type ActorType = 'USER' | 'SYSTEM';
 
-const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-
 /** The all-zero GUID that stands for "no assignee" in history metadata. */
 export const EMPTY_GUID = '00000000-0000-0000-0000-000000000000';
 
-export function isGuid(value: string): boolean {
-  return GUID.test(value);
-}
+export { isGuid };
 
 /** Validates an identifier (path parameter or body field) and returns it in lower case. */
 export function requireGuid(value: string, what: string): string {
