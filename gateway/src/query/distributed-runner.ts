@@ -55,10 +55,18 @@ export async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => 
 }
 
 export function distributedRunner(options: DistributedRunnerOptions): FragmentRunner {
-  const runner: FragmentRunner = (fragment: FragmentSpec, signal: AbortSignal) => run(options, fragment, signal);
+  // One runner serves one query: its fragments all go to the same worker list, read once.
+  let workerList: Promise<WorkerRegistration[]> | undefined;
+  const listWorkers = () => {
+    workerList ??= options.coordinator.listWorkers();
+    return workerList;
+  };
+  const runner: FragmentRunner = async function* (fragment: FragmentSpec, signal: AbortSignal) {
+    yield* run(options, fragment, signal, await listWorkers());
+  };
   runner.single = async (statement, signal) => {
     // One registered worker holds every row: it can answer the whole query itself.
-    const workers = await options.coordinator.listWorkers();
+    const workers = await listWorkers();
     if (workers.length !== 1) return undefined;
     return run(options, statement, signal, workers);
   };

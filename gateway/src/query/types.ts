@@ -58,22 +58,6 @@ export function kqlTypeFromName(name: string): KqlType | undefined {
   return Object.hasOwn(TYPE_NAMES, name.toLowerCase()) ? TYPE_NAMES[name.toLowerCase()] : undefined;
 }
 
-/** Maps a DuckDB column type (as DuckDB prints it) to the KQL type the engine reads it as. */
-export function kqlTypeFromDuckDb(duckType: string): KqlType | undefined {
-  const t = duckType.toUpperCase();
-  if (t === 'VARCHAR' || t.startsWith('VARCHAR(') || t === 'TEXT' || t === 'STRING') return 'string';
-  if (t === 'JSON') return 'dynamic';
-  if (['BIGINT', 'INTEGER', 'SMALLINT', 'TINYINT', 'UBIGINT', 'UINTEGER', 'USMALLINT', 'UTINYINT', 'HUGEINT'].includes(t))
-    return 'long';
-  if (t === 'DOUBLE' || t === 'FLOAT' || t === 'REAL' || t.startsWith('DECIMAL')) return 'real';
-  if (t === 'BOOLEAN') return 'bool';
-  if (t.startsWith('TIMESTAMP') || t === 'DATE') return 'datetime';
-  if (t === 'INTERVAL') return 'timespan';
-  if (t === 'UUID') return 'guid';
-  if (t.endsWith('[]') || t.startsWith('STRUCT') || t.startsWith('MAP')) return 'dynamic';
-  return undefined;
-}
-
 /** KQL type names as Kusto writes them (used in diagnostics and schema symbols). */
 export const KQL_TYPE_NAME: Record<KqlType, string> = {
   string: 'string',

@@ -10,16 +10,15 @@
  * rows from each worker and the caller can tell when rows were cut.
  */
 import type { QueryValueType, WireType } from '@strata/common';
+/** The relation name a fragment reads; each worker binds it to its rows of the table. */
+import { FRAGMENT_SOURCE } from '@strata/common';
 import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
-import { type OrderKey, readableColumn, SqlGenerator, WIRE_TYPE, wireColumn, wireTypeOf } from './sql-gen.js';
+import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
 
-/** The relation name a fragment reads; each worker binds it to its rows of the table. */
-export { FRAGMENT_SOURCE } from '@strata/common';
-
-const SOURCE = '__strata_source__';
+export { FRAGMENT_SOURCE };
 
 export interface FragmentSpec {
   index: number;
@@ -100,7 +99,7 @@ function makeFragment(
   limit?: bigint,
 ): { leaf: Extract<Rel, { kind: 'fragment' }>; order?: OrderKey[] } {
   const gen = new SqlGenerator({
-    scanSource: () => sql`${ident(SOURCE)}`,
+    scanSource: () => sql`${ident(FRAGMENT_SOURCE)}`,
     fragmentSource: () => {
       throw new Error('nested fragment');
     },
@@ -202,7 +201,7 @@ const READABLE_WIRE: Record<KqlType, WireType> = {
 
 function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec): SingleWorkerSpec {
   const gen = new SqlGenerator({
-    scanSource: () => sql`${ident(SOURCE)}`,
+    scanSource: () => sql`${ident(FRAGMENT_SOURCE)}`,
     fragmentSource: () => {
       throw new Error('fragment in a single-worker statement');
     },
@@ -269,5 +268,3 @@ export function planQuery(input: PlanInput): QueryPlan {
     nowUs: input.nowUs,
   };
 }
-
-export { WIRE_TYPE };

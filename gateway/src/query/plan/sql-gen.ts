@@ -9,18 +9,6 @@ import { Ident, ident, int, join, type Param, Sql, sql } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import type { Column, Rel } from './rel.js';
 
-/** How a value of each KQL type travels between worker and gateway (plain DuckDB types only). */
-export const WIRE_TYPE: Record<KqlType, string> = {
-  string: 'VARCHAR',
-  long: 'BIGINT',
-  real: 'DOUBLE',
-  bool: 'BOOLEAN',
-  datetime: 'TIMESTAMP',
-  timespan: 'BIGINT',
-  guid: 'VARCHAR',
-  dynamic: 'VARCHAR',
-};
-
 /** The wire type of a DuckDB type used inside statements. */
 export function wireTypeOf(duckType: string): string {
   return duckType === 'UUID' || duckType === 'JSON' ? 'VARCHAR' : duckType;

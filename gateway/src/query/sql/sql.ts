@@ -7,6 +7,7 @@
  */
 
 import type { ParamValue, WireType } from '@strata/common';
+import { quoteIdentifier } from '@strata/common';
 
 /** DuckDB parameter types the engine binds. TIMESTAMP values are microseconds since the Unix epoch. */
 export type ParamType = WireType;
@@ -69,11 +70,8 @@ export function trusted(text: string): Sql {
   return new Sql([text], []);
 }
 
-/** Double-quoted identifier, the one quoting rule for names. */
-export function quoteIdent(name: string): string {
-  if (name.includes('\u0000')) throw new TypeError('identifier contains NUL');
-  return `"${name.replaceAll('"', '""')}"`;
-}
+/** Double-quoted identifier, the one quoting rule for names (shared with the workers). */
+export const quoteIdent: (name: string) => string = quoteIdentifier;
 
 export interface RenderedSql {
   text: string;
