@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { StrataError } from '@strata/common';
 import {
@@ -11,7 +11,7 @@ import {
 } from '@strata/worker/inflow-rules';
 import { CsvError, parse } from 'csv-parse';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
-import type { BuiltPart } from './json-batch.js';
+import { type BuiltPart, EntryIds } from './json-batch.js';
 
 /** One chunk of a delimited upload, sent to a worker as one Append. */
 export interface DelimitedChunk {
@@ -132,6 +132,8 @@ export async function* delimitedChunks(input: Readable, options: DelimitedOption
   let names: string[] = [];
   let baseTypes: (DataType | undefined)[] = [];
   let rows: { tsUs: number; id: string; values: string[] }[] = [];
+  // Entry ids as on the JSON path: unique like random UUIDs, without one randomUUID() per row.
+  const ids = new EntryIds();
   let bytes = 0;
   let firstLine = 2;
   let line = 1;
@@ -193,7 +195,7 @@ export async function* delimitedChunks(input: Readable, options: DelimitedOption
           );
         if (baseTypes[c] === undefined && v !== '') baseTypes[c] = delimitedValueType(v);
       }
-      rows.push({ tsUs: Date.now() * 1000, id: randomUUID(), values: record });
+      rows.push({ tsUs: Date.now() * 1000, id: ids.next(), values: record });
       bytes += 64;
       for (const v of record) bytes += v.length + 8;
       if (rows.length >= maxRows || bytes >= maxBytes) yield flush();
