@@ -51,14 +51,19 @@ export async function incidentRecipients(x: SqlExecutor, incident: Incident): Pr
     );
     userIds.push(...members.map((m) => m.user_id));
   }
+  const distinct = [...new Set(userIds)];
+  // One query for every address (a large owner group is one round trip inside the transaction).
+  const rows = distinct.length
+    ? await x.all<{ user_id: string; email: string }>(
+        `SELECT user_id, email FROM users WHERE user_id IN (${distinct.map((_, i) => `$${i + 1}`).join(', ')})`,
+        distinct,
+      )
+    : [];
+  const emailOf = new Map(rows.map((r) => [r.user_id, r.email]));
   const out: Recipient[] = [];
-  const seenUsers = new Set<string>();
   const seenAddresses = new Set<string>();
-  for (const userId of userIds) {
-    if (seenUsers.has(userId)) continue;
-    seenUsers.add(userId);
-    const row = await x.one<{ email: string }>('SELECT email FROM users WHERE user_id = $1', [userId]);
-    const address = row?.email.trim() ?? '';
+  for (const userId of distinct) {
+    const address = emailOf.get(userId)?.trim() ?? '';
     if (!address || seenAddresses.has(address.toLowerCase())) continue;
     seenAddresses.add(address.toLowerCase());
     out.push({ userId, address });
