@@ -8,13 +8,18 @@ import type { RelationalStore } from '../store/relational-store.js';
  * Password and FromAddress over the system's, field by field, with the account's Drop.Unsent.After
  * and the system's Send.Interval.
  */
+export type IncidentLinker = (accountId: string, incidentId: string) => string | undefined;
+
 export interface MailSettingsSource {
   /** Effective settings of one account; undefined when the account no longer exists. */
   emailSettings(accountId: string): Promise<EmailSettings | undefined>;
   /** The system's Service.Communication.Email.Send.Interval in milliseconds. */
   sendIntervalMs(): Promise<number>;
-  /** The incident's deep link, or undefined when FrontendUrl is blank or not a valid absolute URL. */
-  incidentLink(accountId: string, incidentId: string): Promise<string | undefined>;
+  /**
+   * Builds incidents' deep links from the current FrontendUrl (read once per cycle); a link is
+   * undefined when FrontendUrl is blank or not a valid absolute URL.
+   */
+  incidentLinker(): Promise<IncidentLinker>;
 }
 
 /** The settings stored in the relational store (the settings API writes them). */
@@ -32,8 +37,9 @@ export function storedMailSettings(store: RelationalStore): MailSettingsSource {
     async sendIntervalMs() {
       return emailSendIntervalMs(await settings.systemValues());
     },
-    async incidentLink(accountId, incidentId) {
-      return incidentDeepLinkFromSettings(await settings.systemValues(), accountId, incidentId);
+    async incidentLinker() {
+      const system = await settings.systemValues();
+      return (accountId, incidentId) => incidentDeepLinkFromSettings(system, accountId, incidentId);
     },
   };
 }

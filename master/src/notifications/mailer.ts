@@ -3,7 +3,7 @@ import { errorFields, type Logger, metricsRegistry } from '@strata/common';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { Counter } from 'prom-client';
 import type { RelationalStore } from '../store/relational-store.js';
-import type { MailSettingsSource } from './mail-settings.js';
+import type { IncidentLinker, MailSettingsSource } from './mail-settings.js';
 import { renderNotification } from './notification-content.js';
 import { Outbox, type OutboxMail } from './outbox.js';
 import { classifySendFailure, retryDelayMs } from './smtp-failure.js';
@@ -71,6 +71,7 @@ export class Mailer {
     const startedAt = this.now();
     const due = await this.outbox.due(new Date(startedAt).toISOString(), this.options.batchSize ?? 100);
     if (due.length === 0) return result;
+    const link = await this.options.settings.incidentLinker();
     const settingsByAccount = new Map<string, Promise<MailSettings | undefined>>();
     // Servers that failed at the transport level in this cycle: their other mails wait for the
     // next attempt instead of each waiting for its own timeout.
@@ -82,13 +83,19 @@ export class Mailer {
         settings = this.options.settings.emailSettings(mail.accountId);
         settingsByAccount.set(mail.accountId, settings);
       }
-      await this.handle(mail, await settings, unreachable, result);
+      await this.handle(mail, await settings, link, unreachable, result);
     }
     this.log.debug({ ...result }, 'mailer cycle done');
     return result;
   }
 
-  private async handle(mail: OutboxMail, settings: MailSettings | undefined, unreachable: Map<string, string>, r: CycleResult) {
+  private async handle(
+    mail: OutboxMail,
+    settings: MailSettings | undefined,
+    link: IncidentLinker,
+    unreachable: Map<string, string>,
+    r: CycleResult,
+  ) {
     const now = this.now();
     const nowIso = new Date(now).toISOString();
     if (!settings) {
@@ -125,8 +132,7 @@ export class Mailer {
       r.retried++;
       return;
     }
-    const link = await this.options.settings.incidentLink(mail.accountId, mail.incidentId);
-    const content = renderNotification(mail.payload, link);
+    const content = renderNotification(mail.payload, link(mail.accountId, mail.incidentId));
     try {
       await this.send(settings, {
         from: settings.fromAddress,
