@@ -130,7 +130,7 @@ export async function compactSegments(
           throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
         await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${idList})`);
         await insertSegment(conn, merged);
-        await conn.run('COMMIT');
+        await ctx.catalogChanges.commit(conn);
       } catch (err) {
         await conn.run('ROLLBACK').catch(() => undefined);
         throw err;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { errorFields, type Logger, StrataError } from '@strata/common';
 import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
+import type { CatalogChanges } from './catalog-changes.js';
 import { type ColumnSchema, convertSql, type DataType, DUCKDB_TYPE } from './column-types.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { INFLOW_LIMITS, isValidName } from './limits.js';
@@ -59,6 +60,8 @@ export interface HotWriterOptions {
   tables: TableDirectory;
   /** Held (per table id) around schema changes; seals and compactions take the same lock. */
   tableLocks: KeyedMutex<number>;
+  /** Group commits that create tables or change columns commit through it (see catalog-changes.ts). */
+  catalogChanges: CatalogChanges;
   tmpDir: string;
   log: Logger;
   /** Group commit stops adding requests once a group holds this many rows. */
@@ -263,7 +266,11 @@ export class HotWriter {
           }
           results[i] = { rowsStored: input.parts.reduce((n, p) => n + p.rowCount, 0), duplicate: false };
         }
-        await conn.run('COMMIT');
+        if (writes.some((w) => w.p.createdTableId !== undefined || w.p.plan.changes.length > 0)) {
+          await this.o.catalogChanges.commit(conn);
+        } else {
+          await conn.run('COMMIT');
+        }
       } catch (err) {
         await conn.run('ROLLBACK').catch(() => undefined);
         throw err;

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StrataError } from '@strata/common';
-import { hotTableName, selectTableSegments } from './catalog.js';
+import { hotTableName, type SegmentInfo, selectTableSegments } from './catalog.js';
 import type { ColumnSchema, ColumnTypeName } from './column-types.js';
 import { segmentsSelectSql } from './compactor.js';
 import { quoteIdent } from './sql.js';
@@ -14,7 +14,11 @@ export interface ScanRange {
 
 export interface ScanRelation {
   schema: string;
-  /** A quoted temporary view name, usable as-is in SQL on the snapshot's connection. */
+  /**
+   * A parenthesised SELECT over the hot rows and segments, usable as-is in SQL as a table
+   * (`FROM ${relation}`) on the snapshot's connection. (It is not a temporary view: creating one
+   * per scan cost a catalog write and a round trip.)
+   */
   relation: string;
   /** Columns of the view in table order: the stamped columns first, then data fields. */
   columns: { name: string; type: ColumnTypeName }[];
@@ -28,8 +32,6 @@ export interface ScanSnapshot {
   /** Ends the transaction, closes the connection, lets compaction delete files it replaced. */
   release(): Promise<void>;
 }
-
-let viewSeq = 0;
 
 function checkRange(range: ScanRange): { fromUs?: number; toUs?: number } {
   const out: { fromUs?: number; toUs?: number } = {};
@@ -51,6 +53,44 @@ function rangeWhere(r: { fromUs?: number; toUs?: number }): string {
   return conds.length ? ` WHERE ${conds.join(' AND ')}` : '';
 }
 
+/** What a scan needs from the catalog about one schema: undefined when it does not exist. */
+interface TableCatalog {
+  tableId: number;
+  columns: ColumnSchema[];
+  /** Every segment of the table, by min_ts. */
+  segments: SegmentInfo[];
+}
+
+async function readTableCatalog(
+  connection: DuckDBConnection,
+  accountId: string,
+  schema: string,
+): Promise<TableCatalog | undefined> {
+  const tableRow = (
+    await connection.runAndReadAll('SELECT table_id FROM strata_tables WHERE account_id = $1 AND schema_name = $2', [
+      accountId,
+      schema,
+    ])
+  ).getRowObjectsJS()[0] as { table_id: number } | undefined;
+  if (!tableRow) return undefined;
+  const tableId = tableRow.table_id;
+  const columns = (
+    (
+      await connection.runAndReadAll('SELECT name, type FROM strata_columns WHERE table_id = $1 ORDER BY position', [tableId])
+    ).getRowObjectsJS() as { name: string; type: string }[]
+  ).map((c): ColumnSchema => ({ name: c.name, type: c.type as ColumnTypeName }));
+  return { tableId, columns, segments: await selectTableSegments(connection, tableId, {}) };
+}
+
+/** Segments overlapping [fromUs, toUs), as selectTableSegments would list them for the range. */
+function overlapping(segments: readonly SegmentInfo[], range: { fromUs?: number; toUs?: number }): SegmentInfo[] {
+  return segments.filter(
+    (s) =>
+      (range.toUs === undefined || s.minTsUs === null || s.minTsUs < range.toUs) &&
+      (range.fromUs === undefined || s.maxTsUs === null || s.maxTsUs >= range.fromUs),
+  );
+}
+
 /**
  * Opens a consistent snapshot of some schemas of an account. See StorageEngine.openSnapshot for
  * the contract; this is its implementation.
@@ -60,6 +100,11 @@ function rangeWhere(r: { fromUs?: number; toUs?: number }): string {
  * committing meanwhile is invisible to it, so no row is seen twice or missed. The scan registers
  * with the reclaimer before the transaction starts, so segment files it lists are not deleted
  * until release.
+ *
+ * The catalog part is usually not read again: when no catalog commit was under way before the
+ * transaction started and none began until its snapshot was fixed (the first statement), the
+ * snapshot holds the catalog of that generation (catalog-changes.ts) and a read of it made
+ * earlier in the same generation is reused.
  */
 export async function openSnapshot(
   ctx: StorageContext,
@@ -82,31 +127,33 @@ export async function openSnapshot(
     unregister();
   };
   try {
+    const before = ctx.catalogChanges.stable();
     await connection.run('BEGIN TRANSACTION');
+    // The first statement that reads the database fixes the snapshot (DuckDB starts a database's
+    // transaction when a statement first touches it).
+    await connection.run('SELECT 1 FROM strata_tables LIMIT 0');
+    const generation = before !== undefined && ctx.catalogChanges.stable() === before ? before : undefined;
     const relations: ScanRelation[] = [];
     for (const [i, request] of requests.entries()) {
-      const tableRow = (
-        await connection.runAndReadAll('SELECT table_id FROM strata_tables WHERE account_id = $1 AND schema_name = $2', [
-          accountId,
-          request.schema,
-        ])
-      ).getRowObjectsJS()[0] as { table_id: number } | undefined;
-      if (!tableRow) continue;
-      const tableId = tableRow.table_id;
-      const columns = (
-        (
-          await connection.runAndReadAll('SELECT name, type FROM strata_columns WHERE table_id = $1 ORDER BY position', [tableId])
-        ).getRowObjectsJS() as { name: string; type: string }[]
-      ).map((c): ColumnSchema => ({ name: c.name, type: c.type as ColumnTypeName }));
+      const key = `${accountId}\u0000${request.schema}`;
+      let table = generation === undefined ? undefined : ctx.catalogChanges.recall<TableCatalog | null>(generation, key);
+      if (table === undefined) {
+        table = (await readTableCatalog(connection, accountId, request.schema)) ?? null;
+        if (generation !== undefined) ctx.catalogChanges.remember(generation, key, table);
+      }
+      if (table === null) continue;
       const range = ranges[i]!;
-      const segments = await selectTableSegments(connection, tableId, range);
       const where = rangeWhere(range);
-      const hotTable = quoteIdent(hotTableName(tableId));
-      const parts = [`SELECT ${columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${hotTable}${where}`];
-      for (const select of segmentsSelectSql(ctx.paths.segments, segments, columns)) parts.push(`${select}${where}`);
-      const view = `strata_scan_${++viewSeq}`;
-      await connection.run(`CREATE TEMP VIEW ${quoteIdent(view)} AS ${parts.join(' UNION ALL ')}`);
-      relations.push({ schema: request.schema, relation: quoteIdent(view), columns });
+      const hotTable = quoteIdent(hotTableName(table.tableId));
+      const parts = [`SELECT ${table.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${hotTable}${where}`];
+      for (const select of segmentsSelectSql(ctx.paths.segments, overlapping(table.segments, range), table.columns)) {
+        parts.push(`${select}${where}`);
+      }
+      relations.push({
+        schema: request.schema,
+        relation: `(${parts.join(' UNION ALL ')})`,
+        columns: table.columns.map((c) => ({ ...c })),
+      });
     }
     return { connection, relations, release };
   } catch (err) {

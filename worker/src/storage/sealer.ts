@@ -72,7 +72,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
         createdAtMs: Date.now(),
       };
       await insertSegment(conn, segment);
-      await conn.run('COMMIT');
+      await ctx.catalogChanges.commit(conn);
       return segment;
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);

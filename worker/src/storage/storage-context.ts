@@ -1,6 +1,7 @@
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '@strata/common';
 import type { TableDirectory } from './catalog.js';
+import type { CatalogChanges } from './catalog-changes.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { SegmentReclaimer } from './segment-reclaimer.js';
@@ -12,6 +13,8 @@ export interface StorageContext {
   /** Per table id: schema changes, seals and compaction swaps of one table never overlap. */
   tableLocks: KeyedMutex<number>;
   reclaimer: SegmentReclaimer;
+  /** Catalog commits go through it; scans reuse catalog reads while it reports no change. */
+  catalogChanges: CatalogChanges;
   guard: FreeSpaceGuard;
   paths: StoragePaths;
   log: Logger;

@@ -5,6 +5,7 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { errorFields, type Logger, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
+import { CatalogChanges } from './catalog-changes.js';
 import type { ColumnTypeName } from './column-types.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
@@ -88,7 +89,7 @@ const openDatabases = new Set<string>();
  *   - `connection`: a DuckDB connection used by this scan only. It holds an open read
  *     transaction: every query run on it sees one consistent snapshot (hot rows and segments of
  *     the same instant; no row twice, none missing, even while seals and compactions commit).
- *   - `relation`: a quoted temporary view name, e.g. `"strata_scan_12"`: use it in SQL as a
+ *   - `relation`: a parenthesised SELECT, e.g. `(SELECT … UNION ALL …)`: use it in SQL as a
  *     table (`SELECT … FROM ${relation} WHERE …`). It is the UNION ALL of the hot rows and the
  *     Parquet segments whose time range overlaps [fromMs, toMs) (from inclusive, to exclusive,
  *     both optional, milliseconds since the epoch), filtered to that range on `timestamp`;
@@ -137,6 +138,7 @@ export class StorageEngine {
       conn: writerConn,
       tables: ctx.tables,
       tableLocks: ctx.tableLocks,
+      catalogChanges: ctx.catalogChanges,
       tmpDir: ctx.paths.tmp,
       log: ctx.log,
       maxGroupRows: tuning.maxGroupRows,
@@ -191,6 +193,7 @@ export class StorageEngine {
         reclaimer: new SegmentReclaimer((file, err) =>
           options.log.warn({ file, ...errorFields(err) }, 'could not delete a replaced segment file'),
         ),
+        catalogChanges: new CatalogChanges(),
         guard: options.guard,
         paths,
         log: options.log,
