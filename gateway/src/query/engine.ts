@@ -99,7 +99,15 @@ export interface ResultColumn {
   type: KqlType;
 }
 
-export { type ExecuteOptions, executePlan, type FragmentRunner } from './exec/executor.js';
+export {
+  type ColumnarResult,
+  type ExecuteOptions,
+  executePlan,
+  executePlanColumnar,
+  type FragmentRunner,
+  resultRows,
+} from './exec/executor.js';
 export { MergeDatabase } from './exec/merge-database.js';
 export type { QueryResult } from './exec/result-format.js';
+export { queryResultJson } from './exec/result-json.js';
 export type { FragmentSpec, QueryPlan } from './plan/planner.js';

@@ -16,7 +16,7 @@ import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
 import { distributedRunner } from './distributed-runner.js';
-import { executePlan, MergeDatabase, planQuery, warmQueryEngine } from './engine.js';
+import { executePlanColumnar, MergeDatabase, planQuery, queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
 import { restrictCatalog, SchemaCatalogSource } from './schema-catalog.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
@@ -105,8 +105,13 @@ export const queryRoutes: RouteDef[] = [
         accountId: accountOf(rc),
         timeoutMs,
       });
-      const result = await executePlan(plan, runner, { mergeDatabase: merge, timeoutMs, signal: clientGone(rc.koa.res) });
-      return { body: result };
+      const result = await executePlanColumnar(plan, runner, {
+        mergeDatabase: merge,
+        timeoutMs,
+        signal: clientGone(rc.koa.res),
+      });
+      // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.
+      return { headers: { 'content-type': 'application/json; charset=utf-8' }, body: queryResultJson(result) };
     },
   },
   {

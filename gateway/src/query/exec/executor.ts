@@ -30,7 +30,28 @@ export interface ExecuteOptions {
   timeoutMs?: number;
 }
 
+/** A result before formatting: the plan's columns with their raw values (see result-format.ts). */
+export interface ColumnarResult {
+  columns: QueryPlan['columns'];
+  /** One array per column; only the first `rowCount` values belong to the result. */
+  values: unknown[][];
+  rowCount: number;
+  /** True when the row cap cut the result. */
+  truncated: boolean;
+  render?: QueryPlan['render'];
+}
+
+/** Runs a plan; the answer as row objects. */
 export async function executePlan(plan: QueryPlan, runner: FragmentRunner, options: ExecuteOptions): Promise<QueryResult> {
+  return resultRows(await executePlanColumnar(plan, runner, options));
+}
+
+/** Runs a plan; the answer as columns (for writing it out without row objects: result-json.ts). */
+export async function executePlanColumnar(
+  plan: QueryPlan,
+  runner: FragmentRunner,
+  options: ExecuteOptions,
+): Promise<ColumnarResult> {
   const controller = new AbortController();
   const onAbort = () => controller.abort(new StrataError('cancelled', 'The query was cancelled.'));
   if (options.signal?.aborted) onAbort();
@@ -48,7 +69,7 @@ export async function executePlan(plan: QueryPlan, runner: FragmentRunner, optio
       (await singleWorker(plan, runner, controller.signal)) ??
       (await passedThrough(plan, runner, controller.signal)) ??
       (await merged(plan, runner, options, controller.signal));
-    return resultOf(plan, columns);
+    return columnarOf(plan, columns);
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;
@@ -126,25 +147,35 @@ async function merged(
   }
 }
 
-function resultOf(plan: QueryPlan, columns: unknown[][]): QueryResult {
-  const rowCount = (columns[0] ?? []).length;
-  const truncated = rowCount > plan.maxRows;
-  const n = Math.min(rowCount, plan.maxRows);
-  const results: Record<string, ResultValue>[] = new Array(n);
-  for (let r = 0; r < n; r++) {
+function columnarOf(plan: QueryPlan, values: unknown[][]): ColumnarResult {
+  const rowCount = (values[0] ?? []).length;
+  const result: ColumnarResult = {
+    columns: plan.columns,
+    values,
+    rowCount: Math.min(rowCount, plan.maxRows),
+    truncated: rowCount > plan.maxRows,
+  };
+  if (plan.render) result.render = plan.render;
+  return result;
+}
+
+/** The answer as clients get it: one object per row, values formatted. */
+export function resultRows(c: ColumnarResult): QueryResult {
+  const results: Record<string, ResultValue>[] = new Array(c.rowCount);
+  for (let r = 0; r < c.rowCount; r++) {
     const row: Record<string, ResultValue> = {};
-    plan.columns.forEach((c, i) => {
-      row[c.name] = formatValue(c.type, (columns[i] as unknown[])[r]);
+    c.columns.forEach((col, i) => {
+      row[col.name] = formatValue(col.type, (c.values[i] as unknown[])[r]);
     });
     results[r] = row;
   }
   const result: QueryResult = {
-    header: plan.columns.map((c) => c.name),
-    columns: resultColumns(plan.columns),
+    header: c.columns.map((col) => col.name),
+    columns: resultColumns(c.columns),
     results,
-    truncated,
+    truncated: c.truncated,
   };
-  if (plan.render) result.render = plan.render;
+  if (c.render) result.render = c.render;
   return result;
 }
 

@@ -21,8 +21,43 @@ function civilFromDays(days: number): [number, number, number] {
   return [era * 400 + yoe + (m <= 2 ? 1 : 0), m, d];
 }
 
+const DAY_US = 86_400_000_000;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+/** The date part of the last day formatted: result rows mostly share a few days. */
+let lastDay = Number.NaN;
+let lastDayText = '';
+
 /** µs since the Unix epoch → `2024-02-21T07:50:00.0000000Z`. */
 export function formatDateTime(micros: bigint): string {
+  if (micros < -MAX_SAFE_US || micros > MAX_SAFE_US) return formatDateTimeBig(micros);
+  // Safe integers (years 1685–2255): exact in doubles, and much cheaper than BigInt arithmetic.
+  const us = Number(micros);
+  let days = Math.floor(us / DAY_US);
+  let rem = us - days * DAY_US;
+  // The division may round across a day boundary; the remainder is exact and corrects it.
+  if (rem < 0) {
+    days -= 1;
+    rem += DAY_US;
+  } else if (rem >= DAY_US) {
+    days += 1;
+    rem -= DAY_US;
+  }
+  if (days !== lastDay) {
+    const [y, m, d] = civilFromDays(days);
+    lastDayText = `${pad(y, 4)}-${pad(m, 2)}-${pad(d, 2)}T`;
+    lastDay = days;
+  }
+  const secs = Math.floor(rem / 1_000_000);
+  const frac = rem - secs * 1_000_000;
+  const h = Math.floor(secs / 3600);
+  const mi = Math.floor((secs - h * 3600) / 60);
+  const s = secs - h * 3600 - mi * 60;
+  return `${lastDayText}${TWO_DIGITS[h]}:${TWO_DIGITS[mi]}:${TWO_DIGITS[s]}.${pad(frac, 6)}0Z`;
+}
+
+const MAX_SAFE_US = BigInt(Number.MAX_SAFE_INTEGER);
+
+function formatDateTimeBig(micros: bigint): string {
   const dayUs = 86_400_000_000n;
   let days = micros / dayUs;
   let rem = micros % dayUs;

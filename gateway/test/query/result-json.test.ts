@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { type ColumnarResult, queryResultJson, resultRows } from '../../src/query/engine.js';
+import { formatDateTime } from '../../src/query/exec/result-format.js';
+
+/** The answer written from columns must be exactly what JSON.stringify makes of the row objects. */
+describe('query result JSON', () => {
+  const same = (c: ColumnarResult) => assert.equal(queryResultJson(c), JSON.stringify(resultRows(c)));
+
+  it('writes every type, nulls, hostile strings and non-finite reals exactly as JSON.stringify of the rows', () => {
+    same({
+      columns: [
+        { name: 's', type: 'string', id: 'c0' },
+        { name: 'l', type: 'long', id: 'c1' },
+        { name: 'r', type: 'real', id: 'c2' },
+        { name: 'b', type: 'bool', id: 'c3' },
+        { name: 'd', type: 'datetime', id: 'c4' },
+        { name: 't', type: 'timespan', id: 'c5' },
+        { name: 'g', type: 'guid', id: 'c6' },
+        { name: 'j', type: 'dynamic', id: 'c7' },
+        { name: 'quote"d \\ name\u2028', type: 'string', id: 'c8' },
+      ],
+      values: [
+        ['plain', null, '"quoted" \\ \n\t\u0000 \u2028 ünïcødé 😀', ''],
+        [1n, null, -9_007_199_254_740_993n, 0n],
+        [1.5, null, Number.NaN, Number.NEGATIVE_INFINITY],
+        [true, null, false, true],
+        [1_700_000_000_123_456n, null, -1n, 253_402_300_800_000_000n],
+        [10_000_000n, null, -864_000_000_001n, 0n],
+        ['6f1c5c9e-0000-4000-8000-000000000001', null, 'x', ''],
+        ['{"a":[1,{"b":null}],"__proto__":{"x":1}}', null, 'not json', '"str"'],
+        ['a', 'b', 'c', 'd'],
+      ],
+      rowCount: 4,
+      truncated: false,
+    });
+  });
+
+  it('keeps only rowCount rows, the truncated flag and the render hint', () => {
+    same({
+      columns: [{ name: 'n', type: 'long', id: 'c0' }],
+      values: [[1n, 2n, 3n]],
+      rowCount: 2,
+      truncated: true,
+      render: { chartType: 'timechart', options: { title: 'x "y"' } },
+    });
+  });
+
+  it('handles no columns, no rows, repeated and __proto__ column names', () => {
+    same({ columns: [], values: [], rowCount: 0, truncated: false });
+    same({ columns: [{ name: 'n', type: 'long', id: 'c0' }], values: [[]], rowCount: 0, truncated: false });
+    same({
+      columns: [
+        { name: 'n', type: 'long', id: 'c0' },
+        { name: 'n', type: 'string', id: 'c1' },
+        { name: '__proto__', type: 'long', id: 'c2' },
+      ],
+      values: [[1n], ['x'], [2n]],
+      rowCount: 1,
+      truncated: false,
+    });
+  });
+
+  it('formats DateTime the same on both sides of the safe-integer range and across day boundaries', () => {
+    const day = 86_400_000_000n;
+    const cases: [bigint, string][] = [
+      [0n, '1970-01-01T00:00:00.0000000Z'],
+      [-1n, '1969-12-31T23:59:59.9999990Z'],
+      [day - 1n, '1970-01-01T23:59:59.9999990Z'],
+      [19_000n * day, '2022-01-08T00:00:00.0000000Z'],
+      [1_708_501_800_000_001n, '2024-02-21T07:50:00.0000010Z'],
+      [9_007_199_254_740_991n, '2255-06-05T23:47:34.7409910Z'],
+      [9_007_199_254_740_992n, '2255-06-05T23:47:34.7409920Z'],
+      [-9_007_199_254_740_992n, '1684-07-28T00:12:25.2590080Z'],
+    ];
+    for (const [us, text] of cases) assert.equal(formatDateTime(us), text, String(us));
+  });
+});
