@@ -6,9 +6,9 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { bindValues, queryFailure, StrataError } from '@strata/common';
+import { bindValues, queryFailure, StrataError, type WireValue } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
-import { quoteIdent } from '../sql/sql.js';
+import { type ParamValue, quoteIdent, type RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
 import { formatValue, type QueryResult, type ResultValue, resultColumns } from './result-format.js';
@@ -121,6 +121,15 @@ async function passedThrough(plan: QueryPlan, runner: FragmentRunner, signal: Ab
   return columns;
 }
 
+/**
+ * Fragment answers up to this many values in all go into the merge statement itself, as bound
+ * VALUES rows: a count or a few partial aggregates per worker are common, and creating, filling
+ * and closing a temp table per fragment cost ~1 ms more than the merge itself. DuckDB binds
+ * parameters slowly, so beyond ~60 values the temp tables are cheaper again (measured on 2 cores):
+ * larger answers stream into temp tables through appenders.
+ */
+const INLINE_MAX_VALUES = 64;
+
 /** The distributed way: every fragment's rows into the merge database, then the merge statement. */
 async function merged(
   plan: QueryPlan,
@@ -132,11 +141,12 @@ async function merged(
   const interrupt = () => connection.interrupt();
   signal.addEventListener('abort', interrupt, { once: true });
   try {
-    await loadFragments(plan, runner, connection, signal);
+    const inline = await loadFragments(plan, runner, connection, signal);
     signal.throwIfAborted();
-    const { values, types } = bindValues(plan.merge.params);
+    const statement = inline && plan.fragments.length > 0 ? withInlineFragments(plan, inline) : plan.merge;
+    const { values, types } = bindValues(statement.params);
     try {
-      return (await connection.runAndReadAll(plan.merge.text, values, types)).getColumns() as unknown[][];
+      return (await connection.runAndReadAll(statement.text, values, types)).getColumns() as unknown[][];
     } catch (err) {
       signal.throwIfAborted();
       throw queryFailure(err);
@@ -145,6 +155,36 @@ async function merged(
     signal.removeEventListener('abort', interrupt);
     connection.closeSync();
   }
+}
+
+/**
+ * The merge statement reading each fragment's rows from a leading CTE of bound VALUES (named like
+ * the temp table it replaces) instead of a temp table.
+ */
+function withInlineFragments(plan: QueryPlan, batches: ColumnBatch[][]): RenderedSql {
+  const params: ParamValue[] = [...plan.merge.params];
+  const ctes = plan.fragments.map((f, i) => {
+    const rows: string[] = [];
+    for (const batch of batches[i] as ColumnBatch[]) {
+      for (let r = 0; r < batch.rowCount; r++) {
+        const cells = f.columns.map((c, k) => {
+          params.push({ type: c.type, value: (batch.columns[k] as WireValue[])[r] as WireValue });
+          return `$${params.length}`;
+        });
+        rows.push(`(${cells.join(', ')})`);
+      }
+    }
+    const name = quoteIdent(`f${f.index}`);
+    if (rows.length === 0) {
+      const nulls = f.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.id)}`);
+      return `${name} AS (SELECT ${nulls.join(', ')} WHERE false)`;
+    }
+    const cols = f.columns.map((c, k) => `CAST(${quoteIdent(`v${k}`)} AS ${c.type}) AS ${quoteIdent(c.id)}`);
+    const aliases = f.columns.map((_, k) => quoteIdent(`v${k}`));
+    return `${name} AS (SELECT ${cols.join(', ')} FROM (VALUES ${rows.join(', ')}) AS "v"(${aliases.join(', ')}))`;
+  });
+  if (!plan.merge.text.startsWith('WITH ')) throw new Error('merge statement without a WITH clause');
+  return { text: `WITH ${ctes.join(', ')}, ${plan.merge.text.slice('WITH '.length)}`, params };
 }
 
 function columnarOf(plan: QueryPlan, values: unknown[][]): ColumnarResult {
@@ -179,37 +219,67 @@ export function resultRows(c: ColumnarResult): QueryResult {
   return result;
 }
 
+/**
+ * Streams every fragment's rows. While all of them together stay within INLINE_MAX_VALUES they
+ * are kept and returned (for withInlineFragments); past it, temp tables f0, f1 … are created,
+ * what was kept is appended, and the rest streams in (undefined is returned).
+ */
 async function loadFragments(
   plan: QueryPlan,
   runner: FragmentRunner,
   connection: DuckDBConnection,
   signal: AbortSignal,
-): Promise<void> {
-  if (plan.fragments.length === 0) return;
-  const appenders: BatchAppender[] = [];
-  // Tables and appenders are created one at a time: a connection serves one call at a time.
-  for (const f of plan.fragments) {
-    const cols = f.columns.map((c) => `${quoteIdent(c.id)} ${c.type}`).join(', ');
-    await connection.run(`CREATE TEMP TABLE ${quoteIdent(`f${f.index}`)} (${cols})`);
-    appenders.push(
-      await BatchAppender.open(
-        connection,
-        `f${f.index}`,
-        f.columns.map((c) => c.type),
-      ),
-    );
-  }
+): Promise<ColumnBatch[][] | undefined> {
+  const kept: ColumnBatch[][] = plan.fragments.map(() => []);
+  let keptValues = 0;
+  let tables: Promise<BatchAppender[]> | undefined;
+  let appenders: BatchAppender[] | undefined;
+  const openTables = async () => {
+    const opened: BatchAppender[] = [];
+    try {
+      // Tables and appenders are created one at a time: a connection serves one call at a time.
+      for (const f of plan.fragments) {
+        const cols = f.columns.map((c) => `${quoteIdent(c.id)} ${c.type}`).join(', ');
+        await connection.run(`CREATE TEMP TABLE ${quoteIdent(`f${f.index}`)} (${cols})`);
+        opened.push(
+          await BatchAppender.open(
+            connection,
+            `f${f.index}`,
+            f.columns.map((c) => c.type),
+          ),
+        );
+      }
+    } catch (err) {
+      for (const a of opened) a.close();
+      throw err;
+    }
+    appenders = opened;
+    // What was kept goes first (appends are synchronous: nothing interleaves).
+    kept.forEach((list, i) => {
+      for (const b of list) (opened[i] as BatchAppender).append(b);
+      list.length = 0;
+    });
+    return opened;
+  };
   try {
     await Promise.all(
       plan.fragments.map(async (f, i) => {
-        const appender = appenders[i] as BatchAppender;
         for await (const batch of runner(f, signal)) {
           signal.throwIfAborted();
-          appender.append(batch);
+          if (!tables) {
+            (kept[i] as ColumnBatch[]).push(batch);
+            keptValues += batch.rowCount * Math.max(1, f.columns.length);
+            if (keptValues > INLINE_MAX_VALUES) tables = openTables();
+            continue;
+          }
+          ((await tables)[i] as BatchAppender).append(batch);
         }
       }),
     );
+    if (tables) await tables;
   } finally {
-    for (const a of appenders) a.close();
+    if (tables) await tables.catch(() => undefined);
+    for (const a of appenders ?? []) a.close();
   }
+  return tables ? undefined : kept;
 }
