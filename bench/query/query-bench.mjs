@@ -267,31 +267,41 @@ const QUERIES = [
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function time(fn) {
-  await fn(); // warm-up
-  const samples = [];
+/**
+ * Times several ways of running the same query, interleaved (one run of each in turn, after a
+ * warm-up of each), so a change in the machine's load during the bench (2 shared cores) weighs on
+ * all of them alike. Medians.
+ */
+async function timeEach(fns) {
+  for (const fn of fns) await fn(); // warm-up
+  const samples = fns.map(() => []);
   for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await fn();
-    samples.push(performance.now() - t);
+    for (const [k, fn] of fns.entries()) {
+      const t = performance.now();
+      await fn();
+      samples[k].push(performance.now() - t);
+    }
   }
-  return median(samples);
+  return samples.map(median);
 }
 
 /**
  * Hand-written SQL over all the rows, the way someone with the data at hand runs it: the
  * relation (a view over the hot table and the Parquet segments) is opened once, outside the
  * timing, and only the statement (with reading its rows) is timed. Opening a consistent snapshot
- * per query is the service's own cost and counts against it.
+ * per query is the service's own cost and counts against it. `also` are timed interleaved with it.
  */
-async function direct(storage, sqlOf) {
+async function directAnd(storage, sqlOf, also) {
   const scan = await storage.openScan(ACCOUNT, SCHEMA);
   try {
     const text = sqlOf(scan.relation);
-    return await time(async () => {
-      const reader = await scan.connection.runAndReadAll(text);
-      reader.getRows();
-    });
+    return await timeEach([
+      async () => {
+        const reader = await scan.connection.runAndReadAll(text);
+        reader.getRows();
+      },
+      ...also,
+    ]);
   } finally {
     await scan.release();
   }
@@ -323,23 +333,22 @@ try {
   await two.query(QUERIES[0].kql);
   const results = [];
   for (const q of QUERIES) {
-    results.push({
-      q,
-      d: await direct(one.workers[0].storage, q.sql),
-      h1: await time(() => one.query(q.kql)),
-      h2: await time(() => two.query(q.kql)),
-    });
+    const [d, h1, h2] = await directAnd(one.workers[0].storage, q.sql, [() => one.query(q.kql), () => two.query(q.kql)]);
+    results.push({ q, d, h1, h2 });
   }
   // Two workers sharing this machine's cores: one DuckDB thread each (the operator's setting).
   await two.setRowgroupReads(1);
-  for (const r of results) r.h2t = await time(() => two.query(r.q.kql));
+  // The direct SQL again, interleaved with these runs (the one-worker instance keeps its threads).
+  for (const r of results) [r.dt, r.h2t] = await directAnd(one.workers[0].storage, r.q.sql, [() => two.query(r.q.kql)]);
   const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
+  const plus = (a, b) => (a - b).toFixed(1).padStart(6);
+  const h = (t, w) => t.padStart(w);
   console.log(
-    `${'query'.padEnd(44)} ${'DuckDB SQL'.padStart(10)} ${'1 worker'.padStart(10)} ${'ratio'.padStart(5)} ${'+ms'.padStart(7)} ${'2 workers'.padStart(10)} ${'ratio'.padStart(5)} ${'2 w, 1 thr'.padStart(10)} ${'ratio'.padStart(5)}`,
+    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)}   ${h('DuckDB SQL', 10)} ${h('2 w, 1 thr', 10)} ${h('ratio', 5)} ${h('+ms', 6)}`,
   );
-  for (const { q, d, h1, h2, h2t } of results) {
+  for (const { q, d, h1, h2, dt, h2t } of results) {
     console.log(
-      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${(h1 - d).toFixed(1).padStart(7)} ${fmt(h2)} ${ratio(h2, d)} ${fmt(h2t)} ${ratio(h2t, d)}`,
+      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)}   ${fmt(dt)} ${fmt(h2t)} ${ratio(h2t, dt)} ${plus(h2t, dt)}`,
     );
   }
 } finally {
