@@ -132,7 +132,11 @@ function threadDelta(a, b) {
 
 const children = [];
 // BENCH_PROFILE=<role> writes a V8 CPU profile of that role's process to .bench-data/profiles.
+// BENCH_NODE_ARGS_<ROLE> (e.g. BENCH_NODE_ARGS_GATEWAY='--trace-gc') passes V8/Node flags that
+// NODE_OPTIONS refuses to one role's command line.
 function start(name, command, argv, env = {}) {
+  const extra = process.env[`BENCH_NODE_ARGS_${name.toUpperCase()}`];
+  if (extra) argv = [...extra.split(' ').filter(Boolean), ...argv];
   if (process.env.BENCH_PROFILE === name)
     argv = ['--cpu-prof', `--cpu-prof-dir=${path.join(root, '.bench-data', 'profiles')}`, ...argv];
   const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
