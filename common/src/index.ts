@@ -16,5 +16,6 @@ export * from './metrics.js';
 export * from './permissions.js';
 export * from './query/column-batch.js';
 export * from './query/fragment-exec.js';
+export * from './query/param-literals.js';
 export * from './role.js';
 export * from './settings/index.js';

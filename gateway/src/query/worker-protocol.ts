@@ -67,6 +67,7 @@ export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): 
     params: fragment.params.map((p) => ({ type: PROTO_WIRE[p.type], value: paramText(p), isNull: p.value === null })),
     sourceColumns: fragment.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
     columns: fragment.columns.map((c) => ({ id: c.id, type: PROTO_WIRE[c.type] })),
+    ...(fragment.limit !== undefined ? { maxRows: Number(fragment.limit) } : {}),
   };
 }
 

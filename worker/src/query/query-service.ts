@@ -93,6 +93,7 @@ export function fragmentStatement(req: ExecuteFragmentRequest): FragmentStatemen
       return { name: c.name, type };
     }),
     columns: req.columns.map((c) => ({ id: c.id, type: wireType(c.type) })),
+    ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
   };
 }
 

@@ -42,7 +42,7 @@ export interface FragmentSpec {
  * runs everything itself and returns final rows (no merge on the gateway). Present when the
  * query reads exactly one table. Its output columns are the result columns in readable form.
  */
-export type SingleWorkerSpec = Omit<FragmentSpec, 'index' | 'limit'>;
+export type SingleWorkerSpec = Omit<FragmentSpec, 'index'>;
 
 /**
  * When the merge would only cut one fragment's rows to a count (filters and projections pushed
@@ -222,6 +222,8 @@ function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec):
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
+    // The whole query ends in the row cap (or a smaller take).
+    ...(root.kind === 'limit' ? { limit: root.count } : {}),
   };
 }
 
