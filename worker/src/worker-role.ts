@@ -12,6 +12,7 @@ import {
   type WorkerLease,
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
+import { workerCores } from './cpu-budget.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
@@ -30,6 +31,8 @@ export interface WorkerServiceEntry {
 /** What a service factory gets: the worker's storage, live executor limits and a logger. */
 export interface WorkerServiceDeps {
   storage: StorageEngine;
+  /** Cores this worker may use (cpu-budget.ts). */
+  cores: number;
   /** Live Service.Search.Executor.* limits (`executorSettings.current()`). */
   executorSettings: ExecutorSettingsPoller;
   log: Logger;
@@ -43,7 +46,7 @@ export interface WorkerServiceDeps {
 export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
   ({ storage, log }) => ingestService(storage, log),
   ({ storage, log }) => segmentService(storage, log),
-  ({ storage, executorSettings, log }) => queryService(storage, executorSettings, log),
+  ({ storage, executorSettings, log, cores }) => queryService(storage, executorSettings, log, { cores }),
 ];
 
 /** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */
@@ -76,6 +79,7 @@ function endpointWithPort(configured: string, port: number): string {
 export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions = {}): Promise<WorkerHandle> {
   const log = componentLogger(ctx.log, 'worker');
   const { dataPath, minimumFreeSpaceBytes } = ctx.config.backend;
+  const cores = workerCores(ctx.config.backend.cores);
   await mkdir(dataPath, { recursive: true });
   const startedAt = Date.now();
   const metrics = workerMetrics();
@@ -98,7 +102,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
   try {
-    storage = await StorageEngine.open({ dataPath, log: componentLogger(ctx.log, 'storage'), guard, tuning: test.tuning });
+    storage = await StorageEngine.open({ dataPath, log: componentLogger(ctx.log, 'storage'), guard, tuning: test.tuning, cores });
     const opened = storage;
     let endpoint = '';
     const health = {
@@ -116,7 +120,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         log,
       ),
     };
-    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, executorSettings, log, ctx }))];
+    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, cores, executorSettings, log, ctx }))];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services);
     server = started.server;
     if (!widenServerFlowControl(server)) log.warn('could not widen the gRPC flow-control windows; large batches arrive slower');

@@ -63,6 +63,12 @@ export const configSchema = z
         advertiseEndpoint: endpoint.optional(),
         /** Directory of this worker's hot buffer, segments and catalog; default `<dataRoot>/backend`. */
         dataPath: z.string().optional(),
+        /**
+         * CPU cores this worker may use (DuckDB threads: queries up to this many, ingest one
+         * fewer). Default: the container's cgroup CPU limit, else every core. Set it when several
+         * workers share a host.
+         */
+        cores: z.number().int().min(1).optional(),
         /** Below this many free bytes on dataPath the worker refuses writes. */
         minimumFreeSpaceBytes: z
           .number()

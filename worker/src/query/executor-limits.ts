@@ -110,7 +110,11 @@ export class ExecutorLimiter {
   readonly fileReads: Permits;
   private rowgroups: number;
 
-  constructor(limits: Readonly<ExecutorLimits>) {
+  /** `cores`: the worker's CPU budget (cpu-budget.ts); DuckDB never gets more threads. */
+  constructor(
+    limits: Readonly<ExecutorLimits>,
+    private readonly cores = availableParallelism(),
+  ) {
     this.queries = new Permits(
       limits.queryMaxConcurrent,
       (limit) => Math.max(16, 4 * limit),
@@ -128,7 +132,7 @@ export class ExecutorLimiter {
 
   /** DuckDB threads the storage instance should run with. */
   threads(): number {
-    return threadsFor(this.rowgroups);
+    return threadsFor(this.rowgroups, this.cores);
   }
 
   /**

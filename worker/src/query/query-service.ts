@@ -100,6 +100,8 @@ export function fragmentStatement(req: ExecuteFragmentRequest): FragmentStatemen
 export interface QueryServiceOptions {
   /** Rows per streamed batch (default 16,384). */
   batchRows?: number;
+  /** The worker's CPU budget (cpu-budget.ts): DuckDB threads never exceed it. */
+  cores?: number;
 }
 
 /** The executor limits, kept in step with the settings poller. */
@@ -109,7 +111,7 @@ export interface LiveLimits {
 }
 
 export function queryService(storage: StorageEngine, settings: LiveLimits, log: Logger, options: QueryServiceOptions = {}) {
-  const limiter = new ExecutorLimiter(settings.current());
+  const limiter = new ExecutorLimiter(settings.current(), options.cores);
   settings.onChange((limits) => limiter.apply(limits));
   const batchRows = options.batchRows ?? 16_384;
   let appliedThreads: number | undefined;

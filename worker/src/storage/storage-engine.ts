@@ -56,6 +56,8 @@ export interface StorageEngineOptions {
   log: Logger;
   guard: FreeSpaceGuard;
   tuning?: Partial<StorageTuning>;
+  /** The worker's CPU budget (cpu-budget.ts; default every core): DuckDB runs on one fewer. */
+  cores?: number;
 }
 
 /** Result of openScan: one relation over the hot rows and segments of one schema. */
@@ -172,10 +174,10 @@ export class StorageEngine {
         // a row for data that leaves for Parquet within a minute (bench/ingest). The WAL stays
         // bounded by the seal thresholds; DuckDB checkpoints by itself beyond this size.
         checkpoint_threshold: '256MB',
-        // All cores but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
+        // All cores of the budget but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
         // On 2 cores a second DuckDB thread cost ~35 % more CPU per ingested row (coordination
         // and spinning) for no more throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
-        threads: String(Math.max(1, availableParallelism() - 1)),
+        threads: String(Math.max(1, (options.cores ?? availableParallelism()) - 1)),
         ...tuning.duckdbSettings,
       });
       const writerConn = await instance.connect();
