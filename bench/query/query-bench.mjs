@@ -1,6 +1,7 @@
 // Query benchmark: realistic log rows in worker storage (sealed Parquet segments), then typical
 // queries both through the HTTP endpoint and as hand-written DuckDB SQL over the same rows, with
-// the ratio. Runs a one-worker cluster and a two-worker cluster (rows split) in this process.
+// the ratio. Runs a one-worker cluster and a two-worker cluster (rows split; the two workers share
+// this machine's cores, each with backend.cores = cores / 2) in this process.
 //
 //   npx tsc -b tsconfig.build.json && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5]
 //
@@ -8,6 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { ChannelPool, createCoordinator, createLogger, loadConfigObject } from '@strata/common';
 import { startGateway } from '@strata/gateway';
@@ -26,7 +28,6 @@ const DATA = path.join(ROOT, '.bench-data', `query-${process.pid}`);
 const ACCOUNT = '00000000-0000-0000-0000-0000000be9c4';
 const SCHEMA = 'bench.requests';
 const USER = { userId: '00000000-0000-0000-0000-0000000be001', username: 'bench', password: 'bench-password-1' };
-const ADMIN = { userId: '00000000-0000-0000-0000-0000000be002', username: 'bench-admin', password: 'bench-password-2' };
 const NOW = Date.now();
 const SPAN_MS = 7 * 86_400_000;
 
@@ -140,7 +141,6 @@ async function startCluster(name, workerCount) {
       accounts: [{ accountId: ACCOUNT, accountName: 'bench' }],
       users: [
         { ...USER, defaultAccounts: [{ accountName: 'bench', userPermissions: ['Service.Account.Query'] }] },
-        { ...ADMIN, defaultGlobalPermissions: ['Service.Global.Admin'] },
       ],
     },
   };
@@ -155,7 +155,14 @@ async function startCluster(name, workerCount) {
     const cfg = loadConfigObject(
       {
         ...base,
-        backend: { enable: true, endpoint: '127.0.0.1:0', dataPath: path.join(root, `worker-${w}`), minimumFreeSpaceBytes: 0 },
+        backend: {
+          enable: true,
+          endpoint: '127.0.0.1:0',
+          dataPath: path.join(root, `worker-${w}`),
+          minimumFreeSpaceBytes: 0,
+          // Workers sharing this machine split its cores (backend.cores), as pods with CPU limits would.
+          cores: Math.max(1, Math.floor(availableParallelism() / workerCount)),
+        },
       },
       {},
     );
@@ -179,7 +186,6 @@ async function startCluster(name, workerCount) {
     throw new Error('could not sign in');
   };
   const token = await signIn(USER);
-  const adminToken = await signIn(ADMIN);
   return {
     workers,
     async query(kql) {
@@ -191,20 +197,6 @@ async function startCluster(name, workerCount) {
       const body = await res.json();
       if (!res.ok) throw new Error(`${res.status} ${JSON.stringify(body)}`);
       return body.results.length;
-    },
-    /** Sets Service.Search.Executor.File.Rowgroup.MaxConcurrentRead and waits until every worker applied it. */
-    async setRowgroupReads(value) {
-      const res = await fetch(`${baseUrl}/settings`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-        body: JSON.stringify({
-          settings: [{ key: 'Service.Search.Executor.File.Rowgroup.MaxConcurrentRead', value: String(value) }],
-        }),
-      });
-      if (!res.ok) throw new Error(`settings: ${res.status} ${await res.text()}`);
-      for (let i = 0; i < 100 && workers.some((w) => w.executorSettings.current().rowgroupMaxConcurrentRead !== value); i++) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
     },
     async stop() {
       for (const r of roles.reverse()) await r.stop();
@@ -336,19 +328,15 @@ try {
     const [d, h1, h2] = await directAnd(one.workers[0].storage, q.sql, [() => one.query(q.kql), () => two.query(q.kql)]);
     results.push({ q, d, h1, h2 });
   }
-  // Two workers sharing this machine's cores: one DuckDB thread each (the operator's setting).
-  await two.setRowgroupReads(1);
-  // The direct SQL again, interleaved with these runs (the one-worker instance keeps its threads).
-  for (const r of results) [r.dt, r.h2t] = await directAnd(one.workers[0].storage, r.q.sql, [() => two.query(r.q.kql)]);
   const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
   const plus = (a, b) => (a - b).toFixed(1).padStart(6);
   const h = (t, w) => t.padStart(w);
   console.log(
-    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)}   ${h('DuckDB SQL', 10)} ${h('2 w, 1 thr', 10)} ${h('ratio', 5)} ${h('+ms', 6)}`,
+    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)}`,
   );
-  for (const { q, d, h1, h2, dt, h2t } of results) {
+  for (const { q, d, h1, h2 } of results) {
     console.log(
-      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)}   ${fmt(dt)} ${fmt(h2t)} ${ratio(h2t, dt)} ${plus(h2t, dt)}`,
+      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)}`,
     );
   }
 } finally {
