@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { type ColumnarResult, queryResultJson, resultRows } from '../../src/query/engine.js';
 import { formatDateTime } from '../../src/query/exec/result-format.js';
 
@@ -33,6 +34,36 @@ describe('query result JSON', () => {
       rowCount: 4,
       truncated: false,
     });
+  });
+
+  it('writes random columns of every type exactly as JSON.stringify of the rows (property)', () => {
+    const types = ['string', 'long', 'real', 'bool', 'datetime', 'timespan', 'guid', 'dynamic'] as const;
+    const valueOf: Record<(typeof types)[number], fc.Arbitrary<unknown>> = {
+      string: fc.string({ unit: 'binary' }),
+      long: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
+      real: fc.oneof(fc.double(), fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 5e-324)),
+      bool: fc.boolean(),
+      datetime: fc.bigInt({ min: -62_135_596_800_000_000n, max: 253_402_300_799_999_999n }),
+      timespan: fc.bigInt({ min: -(2n ** 62n), max: 2n ** 62n }),
+      guid: fc.uuid(),
+      dynamic: fc.oneof(fc.json(), fc.string()),
+    };
+    const column = fc
+      .constantFrom(...types)
+      .chain((type) =>
+        fc.record({ type: fc.constant(type), values: fc.array(fc.option(valueOf[type]), { minLength: 5, maxLength: 5 }) }),
+      );
+    fc.assert(
+      fc.property(fc.array(column, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 5 }), (cols, rowCount) => {
+        same({
+          columns: cols.map((col, i) => ({ name: `c${i}`, type: col.type, id: `c${i}` })),
+          values: cols.map((col) => col.values),
+          rowCount,
+          truncated: false,
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('keeps only rowCount rows, the truncated flag and the render hint', () => {
