@@ -3,7 +3,8 @@ import type { ColumnBatch } from '@strata/common';
 import { executePlan, type FragmentRunner, MergeDatabase, planQuery, warmQueryEngine } from '../../src/query/engine.js';
 
 /**
- * Fragment answers reach the merge in two ways (exec/executor.ts): small ones as bound VALUES in
+ * Fragment answers reach the merge in two ways (exec/executor.ts): small ones as VALUES (typed literals, or bound
+ * parameters when a value has no literal) in
  * the merge statement, larger ones through temp tables, switching when what was kept so far
  * outgrows the limit. Every size must give the same answer, computed here in TypeScript.
  */
@@ -34,7 +35,8 @@ describe('merge of fragment answers', function () {
         list.push(
           Array.from({ length: rows }, () => {
             seed = (seed * 48271) % 2147483647;
-            const k = seed % 7 === 0 ? null : `key-'"${seed % 5}`;
+            // Quotes exercise the literal rendering; a NUL (no SQL literal) the bound-parameter fallback.
+            const k = seed % 7 === 0 ? null : seed % 11 === 0 ? `nul-\u0000-${seed % 2}` : `key-'"${seed % 5}`;
             return { k, s: seed % 3 === 0 ? null : BigInt(seed % 1000), n: BigInt((seed % 9) + 1) };
           }),
         );

@@ -6,7 +6,7 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { bindValues, queryFailure, StrataError, type WireValue } from '@strata/common';
+import { bindValues, inlineParams, queryFailure, StrataError, type WireValue } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
 import { type ParamValue, quoteIdent, type RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
@@ -144,8 +144,12 @@ async function merged(
     const inline = await loadFragments(plan, runner, connection, signal);
     signal.throwIfAborted();
     const statement = inline && plan.fragments.length > 0 ? withInlineFragments(plan, inline) : plan.merge;
-    const { values, types } = bindValues(statement.params);
+    // Values as typed literals when each has one (param-literals.ts): DuckDB plans a statement
+    // with parameters twice, and binds many of them slowly.
+    const literal = inlineParams(statement.text, statement.params);
     try {
+      if (literal !== undefined) return (await connection.runAndReadAll(literal)).getColumns() as unknown[][];
+      const { values, types } = bindValues(statement.params);
       return (await connection.runAndReadAll(statement.text, values, types)).getColumns() as unknown[][];
     } catch (err) {
       signal.throwIfAborted();
