@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { entry } from './bench-entries.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: args } = parseArgs({ options: { batches: { type: 'string', default: '150' } } });
@@ -25,31 +26,7 @@ mkdirSync(work, { recursive: true });
 
 const { buildJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'json-batch.js'));
 
-// ── data (the same entries as run.mjs) ──────────────────────────────────────────────────────────
-const SERVICES = ['checkout', 'cart', 'search', 'auth', 'catalog', 'payments'];
-const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'];
-const LEVELS = ['info', 'info', 'info', 'info', 'warn', 'error'];
-const STATUSES = [200, 200, 200, 201, 204, 304, 400, 404, 500];
-function entry(i, t0) {
-  const status = STATUSES[i % STATUSES.length];
-  return {
-    schema: 'Bench.Http',
-    timestamp: new Date(t0 + i * 3).toISOString(),
-    data: {
-      host: `web-${String(i % 64).padStart(3, '0')}`,
-      service: SERVICES[i % SERVICES.length],
-      level: status >= 500 ? 'error' : LEVELS[i % LEVELS.length],
-      method: METHODS[i % METHODS.length],
-      path: `/api/v1/${SERVICES[(i >> 3) % SERVICES.length]}/${(i * 7919) % 100000}`,
-      status,
-      latencyMs: Math.round(((i * 37) % 5000) * 1.37) / 100,
-      bytes: (i * 131) % 65536,
-      userId: `u-${(i * 2654435761) % 1000003}`,
-      traceId: ((i * 2654435761) >>> 0).toString(16).padStart(8, '0') + (i >>> 0).toString(16).padStart(8, '0'),
-      success: status < 400,
-    },
-  };
-}
+// ── data (the same entries as run.mjs: bench-entries.mjs) ─────────────────────────────────────
 const t0 = Date.UTC(2026, 0, 1);
 const bodies = [];
 for (let b = 0; b < BATCHES; b++) {
@@ -97,7 +74,8 @@ const rawFiles = bodies.map((b, i) => {
   writeFileSync(f, b);
   return f;
 });
-const FIELDS = 'host VARCHAR, service VARCHAR, level VARCHAR, method VARCHAR, path VARCHAR, status BIGINT, latencyMs DOUBLE, bytes BIGINT, userId VARCHAR, traceId VARCHAR, success BOOLEAN';
+const FIELDS =
+  'host VARCHAR, service VARCHAR, level VARCHAR, method VARCHAR, path VARCHAR, status BIGINT, latencyMs DOUBLE, bytes BIGINT, userId VARCHAR, traceId VARCHAR, success BOOLEAN';
 const names = FIELDS.split(', ').map((f) => f.split(' ')[0]);
 const HOT = `"timestamp" TIMESTAMP, "__INFLOW_ID" UUID, "__INFLOW_TIMESTAMP" TIMESTAMP, "__INFLOW_HOST" VARCHAR, "__INFLOW_SOURCE_ADDRESS" VARCHAR, "__INFLOW_AGENT" VARCHAR, ${FIELDS}`;
 const STAMPS = `make_timestamp($1::BIGINT), $2, $3, NULL`;
@@ -125,9 +103,13 @@ await measure('NDJSON → hot table in the DuckDB file (write-ahead log, today)'
 await measure('NDJSON → in-memory table (no write-ahead log)', async () => {
   for (const f of ndFiles) await conn.run(ndInsert('mem.hot_mem', f), params);
 });
-await measure('raw request body (array of entries) → in-memory table', async () => {
-  for (const f of rawFiles) await conn.run(rawInsert('mem.hot_raw', f), params);
-}, '(the gateway would forward bytes, not NDJSON)');
+await measure(
+  'raw request body (array of entries) → in-memory table',
+  async () => {
+    for (const f of rawFiles) await conn.run(rawInsert('mem.hot_raw', f), params);
+  },
+  '(the gateway would forward bytes, not NDJSON)',
+);
 await measure('seal: hot rows sorted by timestamp → ZSTD Parquet', async () => {
   await conn.run(
     `COPY (SELECT * FROM hot_file ORDER BY "timestamp") TO '${path.join(work, 'seg.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { entry } from './bench-entries.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values: args } = parseArgs({
@@ -36,32 +37,7 @@ const CLK_TCK = 100; // Linux USER_HZ
 const work = path.join(root, '.bench-data', `ingest-${Date.now()}`);
 mkdirSync(work, { recursive: true });
 
-// ── data ────────────────────────────────────────────────────────────────────────────────────────
-const SERVICES = ['checkout', 'cart', 'search', 'auth', 'catalog', 'payments'];
-const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'];
-const LEVELS = ['info', 'info', 'info', 'info', 'warn', 'error'];
-const STATUSES = [200, 200, 200, 201, 204, 304, 400, 404, 500];
-
-function entry(i, t0) {
-  const status = STATUSES[i % STATUSES.length];
-  return {
-    schema: 'Bench.Http',
-    timestamp: new Date(t0 + i * 3).toISOString(),
-    data: {
-      host: `web-${String(i % 64).padStart(3, '0')}`,
-      service: SERVICES[i % SERVICES.length],
-      level: status >= 500 ? 'error' : LEVELS[i % LEVELS.length],
-      method: METHODS[i % METHODS.length],
-      path: `/api/v1/${SERVICES[(i >> 3) % SERVICES.length]}/${(i * 7919) % 100000}`,
-      status,
-      latencyMs: Math.round(((i * 37) % 5000) * 1.37) / 100,
-      bytes: (i * 131) % 65536,
-      userId: `u-${(i * 2654435761) % 1000003}`,
-      traceId: ((i * 2654435761) >>> 0).toString(16).padStart(8, '0') + (i >>> 0).toString(16).padStart(8, '0'),
-      success: status < 400,
-    },
-  };
-}
+// ── data (bench-entries.mjs) ─────────────────────────────────────────────────────────────────────
 
 /** JSON bodies of about BATCH_BYTES each, built before any timing starts. */
 function buildBatches() {
