@@ -182,26 +182,29 @@ export async function selectSegments(conn: DuckDBConnection, accountId?: string)
 }
 
 /**
- * Segments of one table whose time range overlaps [fromUs, toUs) (either bound optional).
- * Runs in the caller's transaction, which gives scans a snapshot consistent with the hot rows.
+ * Every segment of one table, by min_ts. Runs in the caller's transaction, which gives scans a
+ * snapshot consistent with the hot rows.
  */
-export async function selectTableSegments(
-  conn: DuckDBConnection,
-  tableId: number,
-  range: { fromUs?: number; toUs?: number },
-): Promise<SegmentInfo[]> {
-  const where = ['s.table_id = $1'];
-  const params: (number | bigint)[] = [tableId];
-  if (range.toUs !== undefined) {
-    params.push(BigInt(range.toUs));
-    where.push(`(s.min_ts IS NULL OR epoch_us(s.min_ts) < $${params.length})`);
-  }
-  if (range.fromUs !== undefined) {
-    params.push(BigInt(range.fromUs));
-    where.push(`(s.max_ts IS NULL OR epoch_us(s.max_ts) >= $${params.length})`);
-  }
-  const reader = await conn.runAndReadAll(`${SEGMENT_SELECT} WHERE ${where.join(' AND ')} ORDER BY s.min_ts`, params);
+export async function selectTableSegments(conn: DuckDBConnection, tableId: number): Promise<SegmentInfo[]> {
+  const reader = await conn.runAndReadAll(`${SEGMENT_SELECT} WHERE s.table_id = $1 ORDER BY s.min_ts`, [tableId]);
   return (reader.getRowObjectsJS() as unknown as SegmentRow[]).map(segmentOf);
+}
+
+/** The segments whose time range overlaps [fromUs, toUs) (either bound optional; no range: all). */
+export function segmentsOverlapping(segments: readonly SegmentInfo[], range: { fromUs?: number; toUs?: number }): SegmentInfo[] {
+  return segments.filter(
+    (s) =>
+      (range.toUs === undefined || s.minTsUs === null || s.minTsUs < range.toUs) &&
+      (range.fromUs === undefined || s.maxTsUs === null || s.maxTsUs >= range.fromUs),
+  );
+}
+
+/** A table's columns in position order, as the caller's transaction sees them. */
+export async function selectTableColumns(conn: DuckDBConnection, tableId: number): Promise<ColumnSchema[]> {
+  const rows = (
+    await conn.runAndReadAll('SELECT name, type FROM strata_columns WHERE table_id = $1 ORDER BY position', [tableId])
+  ).getRowObjectsJS() as { name: string; type: string }[];
+  return rows.map((c) => ({ name: c.name, type: c.type as ColumnTypeName }));
 }
 
 export async function insertSegment(conn: DuckDBConnection, s: SegmentInfo): Promise<void> {

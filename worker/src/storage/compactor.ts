@@ -81,7 +81,7 @@ export async function compactSegments(
   const tmpPath = `${finalPath}.tmp`;
   let published = false;
   try {
-    const listed = await selectTableSegments(conn, table.tableId, {});
+    const listed = await selectTableSegments(conn, table.tableId);
     const wanted = new Set(ids);
     const segments = listed.filter((s) => wanted.has(s.segmentId));
     if (segments.length !== ids.length)

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { StrataError } from '@strata/common';
-import { hotTableName, type SegmentInfo, selectTableSegments } from './catalog.js';
+import { hotTableName, type SegmentInfo, segmentsOverlapping, selectTableColumns, selectTableSegments } from './catalog.js';
 import type { ColumnSchema, ColumnTypeName } from './column-types.js';
 import { segmentsSelectSql } from './compactor.js';
 import { quoteIdent } from './sql.js';
@@ -74,21 +74,11 @@ async function readTableCatalog(
   ).getRowObjectsJS()[0] as { table_id: number } | undefined;
   if (!tableRow) return undefined;
   const tableId = tableRow.table_id;
-  const columns = (
-    (
-      await connection.runAndReadAll('SELECT name, type FROM strata_columns WHERE table_id = $1 ORDER BY position', [tableId])
-    ).getRowObjectsJS() as { name: string; type: string }[]
-  ).map((c): ColumnSchema => ({ name: c.name, type: c.type as ColumnTypeName }));
-  return { tableId, columns, segments: await selectTableSegments(connection, tableId, {}) };
-}
-
-/** Segments overlapping [fromUs, toUs), as selectTableSegments would list them for the range. */
-function overlapping(segments: readonly SegmentInfo[], range: { fromUs?: number; toUs?: number }): SegmentInfo[] {
-  return segments.filter(
-    (s) =>
-      (range.toUs === undefined || s.minTsUs === null || s.minTsUs < range.toUs) &&
-      (range.fromUs === undefined || s.maxTsUs === null || s.maxTsUs >= range.fromUs),
-  );
+  return {
+    tableId,
+    columns: await selectTableColumns(connection, tableId),
+    segments: await selectTableSegments(connection, tableId),
+  };
 }
 
 /**
@@ -146,7 +136,7 @@ export async function openSnapshot(
       const where = rangeWhere(range);
       const hotTable = quoteIdent(hotTableName(table.tableId));
       const parts = [`SELECT ${table.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${hotTable}${where}`];
-      for (const select of segmentsSelectSql(ctx.paths.segments, overlapping(table.segments, range), table.columns)) {
+      for (const select of segmentsSelectSql(ctx.paths.segments, segmentsOverlapping(table.segments, range), table.columns)) {
         parts.push(`${select}${where}`);
       }
       relations.push({

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { insertSegment, type SegmentInfo, type TableInfo } from './catalog.js';
-import type { ColumnSchema, ColumnTypeName } from './column-types.js';
+import { insertSegment, type SegmentInfo, selectTableColumns, type TableInfo } from './catalog.js';
 import { publishFile } from './durable-file.js';
 import { quoteIdent, quoteLiteral } from './sql.js';
 import type { StorageContext } from './storage-context.js';
@@ -48,9 +47,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
         await conn.run('COMMIT');
         return undefined;
       }
-      const columns = (
-        await conn.runAndReadAll('SELECT name, type FROM strata_columns WHERE table_id = $1 ORDER BY position', [table.tableId])
-      ).getRowObjectsJS() as { name: string; type: string }[];
+      const columns = await selectTableColumns(conn, table.tableId);
       await mkdir(path.dirname(finalPath), { recursive: true });
       await conn.run(`COPY (SELECT * FROM ${hot} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
       await publishFile(tmpPath, finalPath);
@@ -68,7 +65,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
         maxTsUs: summary.max_us === null ? null : Number(summary.max_us),
         rowCount,
         byteSize,
-        columns: columns.map((c): ColumnSchema => ({ name: c.name, type: c.type as ColumnTypeName })),
+        columns,
         createdAtMs: Date.now(),
       };
       await insertSegment(conn, segment);
