@@ -122,11 +122,11 @@ async function passedThrough(plan: QueryPlan, runner: FragmentRunner, signal: Ab
 }
 
 /**
- * Fragment answers up to this many values in all go into the merge statement itself, as bound
- * VALUES rows: a count or a few partial aggregates per worker are common, and creating, filling
- * and closing a temp table per fragment cost ~1 ms more than the merge itself. DuckDB binds
- * parameters slowly, so beyond ~60 values the temp tables are cheaper again (measured on 2 cores):
- * larger answers stream into temp tables through appenders.
+ * Fragment answers up to this many values in all go into the merge statement itself, as VALUES
+ * rows (typed literals, or bound parameters when a value has no literal): a count or a few partial
+ * aggregates per worker are common, and creating, filling and closing a temp table per fragment
+ * cost ~1 ms more than the merge itself. Larger answers stream into temp tables through appenders
+ * (the limit was measured with bound parameters, which DuckDB binds slowly beyond ~60 values).
  */
 const INLINE_MAX_VALUES = 64;
 
@@ -162,8 +162,9 @@ async function merged(
 }
 
 /**
- * The merge statement reading each fragment's rows from a leading CTE of bound VALUES (named like
- * the temp table it replaces) instead of a temp table.
+ * The merge statement reading each fragment's rows from a leading CTE of VALUES (named like the
+ * temp table it replaces) instead of a temp table; the values are parameters until `merged`
+ * renders them as literals.
  */
 function withInlineFragments(plan: QueryPlan, batches: ColumnBatch[][]): RenderedSql {
   const params: ParamValue[] = [...plan.merge.params];
