@@ -1,0 +1,322 @@
+// The query benches' shared parts: realistic log rows loaded into worker storage (sealed Parquet
+// segments), an in-process cluster (master, workers, gateway) with a lean HTTP client, the typical
+// queries with their hand-written DuckDB SQL, and interleaved timing. Used by query-bench.mjs
+// (service vs direct SQL) and cost-breakdown.mjs (where the service's extra time goes).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import http from 'node:http';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ChannelPool, createCoordinator, createLogger, loadConfigObject } from '@strata/common';
+import { startGateway } from '@strata/gateway';
+import { startMaster } from '@strata/master';
+import { startWorkerWith } from '@strata/worker';
+
+/** `--name value` from the command line, as a number. */
+export function numberArg(name, def) {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : def;
+}
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Where a bench keeps its data (git-ignored; the bench removes it at the end). */
+export const DATA = path.join(ROOT, '.bench-data', `query-${process.pid}`);
+export const ACCOUNT = '00000000-0000-0000-0000-0000000be9c4';
+export const SCHEMA = 'bench.requests';
+const USER = { userId: '00000000-0000-0000-0000-0000000be001', username: 'bench', password: 'bench-password-1' };
+const NOW = Date.now();
+export const agent = new http.Agent({ keepAlive: true });
+const SPAN_MS = 7 * 86_400_000;
+
+// ---------------------------------------------------------------- data
+
+function rng(seed) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const HOSTS = Array.from({ length: 10 }, (_, i) => `web-${String(i + 1).padStart(2, '0')}`);
+const PATHS = ['/api/users', '/api/orders', '/api/items', '/api/search', '/health', '/login', '/api/cart', '/api/pay'];
+const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE'];
+
+/** Row i of the data set (deterministic), as an NDJSON line for the storage engine. */
+function makeRow(i, r, ROWS) {
+  const ts = NOW - SPAN_MS + Math.floor((i / ROWS) * SPAN_MS) + Math.floor(r() * 1000);
+  const u = r();
+  const level = u < 0.05 ? 'Error' : u < 0.15 ? 'Warning' : 'Info';
+  const status = level === 'Error' ? 500 : u < 0.1 ? 404 : 200;
+  const latencyMs = Math.floor(-Math.log(1 - r()) * 80) + (level === 'Error' ? 1000 : 0);
+  const host = HOSTS[Math.floor(r() ** 2 * HOSTS.length)];
+  const method = METHODS[Math.floor(r() * METHODS.length)];
+  const p = PATHS[Math.floor(r() * PATHS.length)];
+  const message =
+    level === 'Error'
+      ? `upstream timeout after ${latencyMs}ms calling db-${Math.floor(r() * 4)}`
+      : level === 'Warning'
+        ? `slow response ${latencyMs}ms for ${method} ${p}`
+        : `${method} ${p}/${Math.floor(r() * 10_000)} ${status} in ${latencyMs}ms`;
+  return JSON.stringify({
+    '@ts': ts * 1000,
+    '@id': randomUUID(),
+    host,
+    level,
+    status,
+    method,
+    path: p,
+    latencyMs,
+    userId: `u${Math.floor(r() * 10_000)}`,
+    message,
+  });
+}
+
+export const COLUMNS = [
+  { name: 'host', type: 'String' },
+  { name: 'level', type: 'String' },
+  { name: 'status', type: 'Int64' },
+  { name: 'method', type: 'String' },
+  { name: 'path', type: 'String' },
+  { name: 'latencyMs', type: 'Int64' },
+  { name: 'userId', type: 'String' },
+  { name: 'message', type: 'String' },
+];
+
+/** Loads every `stride`-th row of a data set of ROWS rows, from `offset`, into a worker's storage. */
+export async function loadRows(storage, ROWS, offset, stride) {
+  const r = rng(7 + offset);
+  const BATCH = 200_000;
+  const SEAL_EVERY = 1_000_000;
+  let lines = [];
+  let sinceSeal = 0;
+  let loaded = 0;
+  const flush = async () => {
+    if (lines.length === 0) return;
+    await storage.append({
+      accountId: ACCOUNT,
+      parts: [{ schema: SCHEMA, columns: COLUMNS, rows: Buffer.from(lines.join('\n')), rowCount: lines.length }],
+      inflowTimestampUs: NOW * 1000,
+      inflowHost: 'bench',
+      sourceAddress: '127.0.0.1',
+      agent: null,
+    });
+    loaded += lines.length;
+    sinceSeal += lines.length;
+    lines = [];
+    if (sinceSeal >= SEAL_EVERY) {
+      await storage.sealAll();
+      sinceSeal = 0;
+    }
+  };
+  for (let i = offset; i < ROWS; i += stride) {
+    lines.push(makeRow(i, r, ROWS));
+    if (lines.length >= BATCH) await flush();
+  }
+  await flush();
+  await storage.sealAll();
+  return loaded;
+}
+
+// ---------------------------------------------------------------- cluster
+
+export async function startCluster(name, workerCount) {
+  const root = path.join(DATA, name);
+  mkdirSync(root, { recursive: true });
+  const base = {
+    dataRoot: root,
+    log: { level: 'warn' },
+    ops: { enable: false },
+    auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
+    database: { enable: true, endpoint: '127.0.0.1:0' },
+    gateway: { enable: true, host: '127.0.0.1', port: 0 },
+    setupService: {
+      enable: true,
+      provision: true,
+      accounts: [{ accountId: ACCOUNT, accountName: 'bench' }],
+      users: [{ ...USER, defaultAccounts: [{ accountName: 'bench', userPermissions: ['Service.Account.Query'] }] }],
+    },
+  };
+  const config = loadConfigObject(base, {});
+  const log = createLogger(name, { level: 'warn' });
+  const coordinator = await createCoordinator(config, log);
+  const channels = new ChannelPool();
+  const ctx = (cfg) => ({ config: cfg, log, coordinator, channels });
+  const roles = [await startMaster(ctx(config))];
+  const workers = [];
+  for (let w = 0; w < workerCount; w++) {
+    const cfg = loadConfigObject(
+      {
+        ...base,
+        backend: {
+          enable: true,
+          endpoint: '127.0.0.1:0',
+          dataPath: path.join(root, `worker-${w}`),
+          minimumFreeSpaceBytes: 0,
+          // Workers sharing this machine split its cores (backend.cores), as pods with CPU limits would.
+          cores: Math.max(1, Math.floor(availableParallelism() / workerCount)),
+        },
+      },
+      {},
+    );
+    const worker = await startWorkerWith(ctx(cfg));
+    workers.push(worker);
+    roles.push(worker);
+  }
+  const gateway = await startGateway(ctx(config));
+  roles.push(gateway);
+  const baseUrl = `http://127.0.0.1:${gateway.port}`;
+  const signIn = async (user) => {
+    for (let i = 0; i < 100; i++) {
+      const res = await fetch(`${baseUrl}/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: user.username, password: user.password }),
+      });
+      if (res.ok) return (await res.json()).token;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('could not sign in');
+  };
+  const token = await signIn(USER);
+  return {
+    workers,
+    coordinator,
+    channels,
+    async query(kql) {
+      // A lean keep-alive client (node:http), as the ingest bench uses: the client shares this
+      // process and its cores with the service, and undici's fetch added ~1 ms per request that
+      // is the client's cost, not the service's.
+      const body = JSON.stringify({ query: kql });
+      const { status, text } = await new Promise((resolve, reject) => {
+        const req = http.request(
+          `${baseUrl}/search/${ACCOUNT}/kusto`,
+          {
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${token}`,
+              'content-length': Buffer.byteLength(body),
+            },
+          },
+          (res) => {
+            const chunks = [];
+            res.on('data', (c) => chunks.push(c));
+            res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+      const answer = JSON.parse(text);
+      if (status !== 200) throw new Error(`${status} ${text}`);
+      return answer.results.length;
+    },
+    async stop() {
+      for (const r of roles.reverse()) await r.stop();
+      channels.close();
+      await coordinator.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- queries
+
+// The same window as the service's ago(): measured from the moment the SQL is written, not from
+// the load (the data ends at NOW; a cut from NOW would cover more rows than ago() minutes later).
+const cut = (ms) => `make_timestamp(${(Date.now() - ms) * 1000}::BIGINT)`;
+export const QUERIES = [
+  {
+    name: 'count, last hour',
+    kql: `${SCHEMA} | where timestamp > ago(1h) | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(3_600_000)}`,
+  },
+  {
+    name: 'count, last day',
+    kql: `${SCHEMA} | where timestamp > ago(1d) | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)}`,
+  },
+  {
+    name: 'count(), avg by 5m bin and host, last day',
+    kql: `${SCHEMA} | where timestamp > ago(1d) | summarize count(), avg(latencyMs) by bin(timestamp, 5m), host`,
+    sql: (rel) =>
+      `SELECT time_bucket(INTERVAL 5 MINUTE, "timestamp", TIMESTAMP '1970-01-01') AS t, host, count(*), avg("latencyMs") FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)} GROUP BY ALL`,
+  },
+  {
+    name: 'count by 1h bin and level, 7 days',
+    kql: `${SCHEMA} | summarize count() by bin(timestamp, 1h), level`,
+    sql: (rel) =>
+      `SELECT time_bucket(INTERVAL 1 HOUR, "timestamp", TIMESTAMP '1970-01-01') AS t, level, count(*) FROM ${rel} GROUP BY ALL`,
+  },
+  {
+    name: 'top 10 by latency, 7 days',
+    kql: `${SCHEMA} | top 10 by latencyMs`,
+    sql: (rel) => `SELECT * FROM ${rel} ORDER BY "latencyMs" DESC NULLS LAST LIMIT 10`,
+  },
+  {
+    name: 'string filter (has "timeout"), 7 days',
+    kql: `${SCHEMA} | where message has "timeout" | count`,
+    sql: (rel) =>
+      `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])timeout(?:[^\\p{L}\\p{N}]|$)')`,
+  },
+  {
+    name: 'string filter (contains "db-3") + take 100',
+    kql: `${SCHEMA} | where message contains "db-3" | take 100`,
+    sql: (rel) => `SELECT * FROM ${rel} WHERE contains(lower("message"), 'db-3') LIMIT 100`,
+  },
+  {
+    name: 'count, 7 days',
+    kql: `${SCHEMA} | count`,
+    sql: (rel) => `SELECT count(*) FROM ${rel}`,
+  },
+];
+
+export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Times several ways of running the same query, interleaved (one run of each in turn, after a
+ * warm-up of each), so a change in the machine's load during the bench (2 shared cores) weighs on
+ * all of them alike. Medians.
+ */
+export async function timeEach(fns, RUNS) {
+  for (const fn of fns) await fn(); // warm-up
+  const samples = fns.map(() => []);
+  for (let i = 0; i < RUNS; i++) {
+    for (const [k, fn] of fns.entries()) {
+      const t = performance.now();
+      await fn();
+      samples[k].push(performance.now() - t);
+    }
+  }
+  return samples.map(median);
+}
+
+/**
+ * Hand-written SQL over all the rows, the way someone with the data at hand runs it: the
+ * relation (a view over the hot table and the Parquet segments) is opened once, outside the
+ * timing, and only the statement (with reading its rows) is timed. Opening a consistent snapshot
+ * per query is the service's own cost and counts against it. `also` are timed interleaved with it.
+ */
+export async function directAnd(storage, sqlOf, also, runs) {
+  const scan = await storage.openScan(ACCOUNT, SCHEMA);
+  try {
+    const text = sqlOf(scan.relation);
+    return await timeEach(
+      [
+        async () => {
+          const reader = await scan.connection.runAndReadAll(text);
+          reader.getRows();
+        },
+        ...also,
+      ],
+      runs,
+    );
+  } finally {
+    await scan.release();
+  }
+}

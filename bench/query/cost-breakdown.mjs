@@ -1,0 +1,116 @@
+// Where the service's time goes, layer by layer, for each typical query on a one-worker cluster
+// (the whole query runs as one worker statement there). Each row adds one layer to the one above
+// it, all timed interleaved in the same process (median of --runs):
+//
+//   direct SQL      the hand-written statement on a relation opened once (query-bench's baseline)
+//   generated SQL   the planner's statement, literals inlined as the worker runs it, on a scan
+//                   opened once with the query's time range (DuckDB time of the generated SQL)
+//   + wire values   the same through runFragment (result chunks to wire values)
+//   + encode        and encoded for the wire (encodeBatch)
+//   worker call     the gateway's gRPC call to the worker: snapshot, admission, statement, encode,
+//                   transport, decode (what the gateway waits for)
+//   gateway         planning + the call + formatting + JSON writing, no HTTP
+//   HTTP            the endpoint, with a lean node:http client parsing the answer
+//
+//   npx tsc -b tsconfig.build.json && node bench/query/cost-breakdown.mjs [--rows 10000000] [--runs 9] [--query N]
+import { rmSync } from 'node:fs';
+import { boundStatement, encodeBatch, inlineParams, runFragment } from '@strata/common';
+import { distributedRunner, MergeDatabase, planQuery, SchemaCatalogSource } from '@strata/gateway';
+// Internals of the gateway (not its package exports), for timing the layers one by one.
+import { executePlanColumnar, queryResultJson } from '../../gateway/dist/src/query/engine.js';
+import { scanRangeMs } from '../../gateway/dist/src/query/worker-protocol.js';
+import { ACCOUNT, agent, COLUMNS, DATA, loadRows, median, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
+
+const ROWS = numberArg('rows', 10_000_000);
+const RUNS = numberArg('runs', 9);
+const ONLY = numberArg('query', -1);
+
+async function drain(iterable) {
+  const out = [];
+  for await (const x of iterable) out.push(x);
+  return out;
+}
+
+let cluster;
+const merge = new MergeDatabase();
+try {
+  cluster = await startCluster('one', 1);
+  const t = performance.now();
+  const storage = cluster.workers[0].storage;
+  await loadRows(storage, ROWS, 0, 1);
+  console.log(`loaded ${ROWS.toLocaleString('en')} rows in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  await cluster.query(QUERIES[0].kql); // the worker applies its thread setting on its first fragment
+  // The catalog the endpoint plans with (the stored columns include the inflow stamps).
+  const CATALOG = await new SchemaCatalogSource(cluster.coordinator, cluster.channels).get(ACCOUNT);
+  const runner = () =>
+    distributedRunner({ coordinator: cluster.coordinator, channels: cluster.channels, accountId: ACCOUNT, timeoutMs: 60_000 });
+
+  for (const [index, q] of QUERIES.entries()) {
+    if (ONLY >= 0 && index !== ONLY) continue;
+    const plan = planQuery(q.kql, CATALOG, {});
+    const spec = plan.single;
+    if (!spec) throw new Error(`no whole-query statement for ${q.name}`);
+    const statement = { ...spec, maxRows: spec.limit };
+    const whole = await storage.openScan(ACCOUNT, SCHEMA);
+    const ranged = await storage.openScan(ACCOUNT, SCHEMA, scanRangeMs(spec.timeRange));
+    const signal = new AbortController().signal;
+    const names = ranged.columns.map((c) => c.name);
+    const types = spec.columns.map((c) => c.type);
+    const generated = boundStatement(
+      { ...statement, sql: inlineParams(spec.sql, spec.params) ?? spec.sql },
+      ranged.relation,
+      names,
+    );
+    const layers = [
+      ['direct SQL', async () => (await whole.connection.runAndReadAll(q.sql(whole.relation))).getRows()],
+      ['generated SQL', async () => (await ranged.connection.runAndReadAll(generated)).getRows()],
+      ['+ wire values', () => drain(runFragment(ranged.connection, ranged.relation, names, statement, signal))],
+      [
+        '+ encode',
+        async () => {
+          for (const b of await drain(runFragment(ranged.connection, ranged.relation, names, statement, signal)))
+            encodeBatch(b, types);
+        },
+      ],
+      ['worker call', async () => drain(await runner().single(spec, signal))],
+      [
+        'gateway',
+        async () => {
+          const p = planQuery(q.kql, CATALOG, {});
+          const r = await executePlanColumnar(p, runner(), { mergeDatabase: merge });
+          return queryResultJson(r);
+        },
+      ],
+      ['HTTP', () => cluster.query(q.kql)],
+    ];
+    try {
+      for (const [, fn] of layers) await fn(); // warm-up
+      const samples = layers.map(() => []);
+      for (let i = 0; i < RUNS; i++) {
+        for (const [k, [, fn]] of layers.entries()) {
+          const s = performance.now();
+          await fn();
+          samples[k].push(performance.now() - s);
+        }
+      }
+      const base = median(samples[0]);
+      console.log(`\n${q.name}`);
+      let previous = base;
+      for (const [k, [name]] of layers.entries()) {
+        const m = median(samples[k]);
+        console.log(
+          `  ${name.padEnd(14)} ${m.toFixed(2).padStart(8)} ms  step ${(m - previous >= 0 ? '+' : '') + (m - previous).toFixed(2).padStart(6)}  vs direct ${(m / base).toFixed(2)}×`,
+        );
+        previous = m;
+      }
+    } finally {
+      await whole.release();
+      await ranged.release();
+    }
+  }
+} finally {
+  agent.destroy();
+  await merge.close();
+  await cluster?.stop();
+  rmSync(DATA, { recursive: true, force: true });
+}
