@@ -14,6 +14,7 @@ export * from './http/ops-endpoints.js';
 export * from './logging.js';
 export * from './metrics.js';
 export * from './permissions.js';
+export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
 export * from './query/fragment-exec.js';
 export * from './query/param-literals.js';

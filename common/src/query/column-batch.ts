@@ -3,7 +3,14 @@
  * (strata.query.v1.ColumnVector). Columns carry only plain wire types — VARCHAR, BIGINT, DOUBLE,
  * BOOLEAN, TIMESTAMP (µs since the Unix epoch) — as raw little-endian arrays with a null bitmap,
  * so encoding and decoding are array copies rather than per-value protobuf work.
+ *
+ * Numbers go through typed arrays (BigInt64Array, Float64Array) on little-endian hosts: measured on
+ * the query bench, Buffer's per-value readBigInt64LE/writeBigInt64LE assemble each value from bytes
+ * and were ~1 ms of a 2,880-row answer. Strings are written into one buffer and, when the whole
+ * column is ASCII, read back by slicing one decoded string (no per-value UTF-8 decode).
  */
+import { isAscii } from 'node:buffer';
+import { endianness } from 'node:os';
 
 export type WireType = 'VARCHAR' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
@@ -34,6 +41,17 @@ export interface EncodedColumn {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Typed arrays share the wire's byte order (little-endian) on this host. */
+const LITTLE_ENDIAN_HOST = endianness() === 'LE';
+
+/** The buffer's bytes as 8-byte elements, viewed in place when aligned, else copied. */
+function eightByteView<T>(buf: Buffer, n: number, make: (b: ArrayBufferLike, offset: number, length: number) => T): T {
+  if (buf.byteOffset % 8 === 0) return make(buf.buffer, buf.byteOffset, n);
+  const copy = new Uint8Array(n * 8);
+  copy.set(buf.subarray(0, n * 8));
+  return make(copy.buffer, 0, n);
+}
+
 function nullBitmap(values: readonly WireValue[]): Buffer {
   let bitmap: Buffer | undefined;
   for (let i = 0; i < values.length; i++) {
@@ -58,6 +76,15 @@ export function encodeColumn(values: readonly WireValue[], type: WireType): Enco
   switch (type) {
     case 'BIGINT':
     case 'TIMESTAMP': {
+      if (LITTLE_ENDIAN_HOST) {
+        const arr = new BigInt64Array(n);
+        for (let i = 0; i < n; i++) {
+          const v = values[i];
+          if (v !== null) arr[i] = typeof v === 'bigint' ? v : BigInt(v as number);
+        }
+        out.int64Values = Buffer.from(arr.buffer, 0, n * 8);
+        break;
+      }
       const buf = Buffer.alloc(n * 8);
       for (let i = 0; i < n; i++) {
         const v = values[i];
@@ -67,6 +94,15 @@ export function encodeColumn(values: readonly WireValue[], type: WireType): Enco
       break;
     }
     case 'DOUBLE': {
+      if (LITTLE_ENDIAN_HOST) {
+        const arr = new Float64Array(n);
+        for (let i = 0; i < n; i++) {
+          const v = values[i];
+          if (v !== null) arr[i] = Number(v);
+        }
+        out.doubleValues = Buffer.from(arr.buffer, 0, n * 8);
+        break;
+      }
       const buf = Buffer.alloc(n * 8);
       for (let i = 0; i < n; i++) {
         const v = values[i];
@@ -83,18 +119,22 @@ export function encodeColumn(values: readonly WireValue[], type: WireType): Enco
     }
     case 'VARCHAR': {
       const offsets = Buffer.alloc((n + 1) * 4);
-      const parts: Buffer[] = [];
-      let at = 0;
+      const strings: string[] = new Array(n);
+      let bytes = 0;
       for (let i = 0; i < n; i++) {
         const v = values[i];
-        if (v !== null && v !== '') {
-          const bytes = Buffer.from(String(v), 'utf8');
-          parts.push(bytes);
-          at += bytes.length;
-        }
+        const text = v === null ? '' : String(v);
+        strings[i] = text;
+        bytes += Buffer.byteLength(text, 'utf8');
+      }
+      const data = Buffer.allocUnsafe(bytes);
+      let at = 0;
+      for (let i = 0; i < n; i++) {
+        const text = strings[i] as string;
+        if (text !== '') at += data.write(text, at, 'utf8');
         offsets.writeUInt32LE(at, (i + 1) * 4);
       }
-      out.stringData = Buffer.concat(parts, at);
+      out.stringData = data;
       out.stringOffsets = offsets;
       break;
     }
@@ -116,11 +156,21 @@ export function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: n
     case 'BIGINT':
     case 'TIMESTAMP': {
       need(encoded.int64Values, rowCount * 8, 'int64 values');
+      if (LITTLE_ENDIAN_HOST) {
+        const arr = eightByteView(encoded.int64Values, rowCount, (b, o, l) => new BigInt64Array(b, o, l));
+        for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : (arr[i] as bigint);
+        break;
+      }
       for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : encoded.int64Values.readBigInt64LE(i * 8);
       break;
     }
     case 'DOUBLE': {
       need(encoded.doubleValues, rowCount * 8, 'double values');
+      if (LITTLE_ENDIAN_HOST) {
+        const arr = eightByteView(encoded.doubleValues, rowCount, (b, o, l) => new Float64Array(b, o, l));
+        for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : (arr[i] as number);
+        break;
+      }
       for (let i = 0; i < rowCount; i++) out[i] = isNull(nulls, i) ? null : encoded.doubleValues.readDoubleLE(i * 8);
       break;
     }
@@ -132,6 +182,8 @@ export function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: n
     case 'VARCHAR': {
       need(encoded.stringOffsets, (rowCount + 1) * 4, 'string offsets');
       const data = encoded.stringData;
+      // ASCII: byte offsets are character offsets, so one decode serves every value.
+      const ascii = isAscii(data) ? data.toString('latin1') : undefined;
       for (let i = 0; i < rowCount; i++) {
         if (isNull(nulls, i)) {
           out[i] = null;
@@ -140,7 +192,7 @@ export function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: n
         const start = encoded.stringOffsets.readUInt32LE(i * 4);
         const end = encoded.stringOffsets.readUInt32LE((i + 1) * 4);
         if (end < start || end > data.length) throw new Error('column batch: string offsets out of range');
-        out[i] = data.toString('utf8', start, end);
+        out[i] = ascii !== undefined ? ascii.slice(start, end) : data.toString('utf8', start, end);
       }
       break;
     }

@@ -14,12 +14,12 @@ import {
   type DuckDBResult,
   DuckDBTimestampValue,
   type DuckDBType,
-  DuckDBTypeId,
   type DuckDBValue,
   TIMESTAMP,
   VARCHAR,
 } from '@duckdb/node-api';
 import { StrataError } from '../errors.js';
+import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
 import { inlineParams } from './param-literals.js';
 
@@ -109,21 +109,6 @@ export function queryFailure(err: unknown): StrataError {
   return new StrataError('internal', 'The query failed.', { cause: err });
 }
 
-function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
-  if (value === null) return null;
-  switch (typeId) {
-    case DuckDBTypeId.TIMESTAMP:
-      return (value as DuckDBTimestampValue).micros;
-    case DuckDBTypeId.BIGINT:
-    case DuckDBTypeId.DOUBLE:
-    case DuckDBTypeId.BOOLEAN:
-    case DuckDBTypeId.VARCHAR:
-      return value as WireValue;
-    default:
-      return String(value);
-  }
-}
-
 /** Reads a streamed result as batches of about `batchRows` rows. */
 export async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
   const typeIds = result.columnTypes().map((t) => t.typeId);
@@ -134,8 +119,7 @@ export async function* resultBatches(result: DuckDBResult, signal?: AbortSignal,
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) break;
     typeIds.forEach((typeId, i) => {
-      const target = pending[i] as WireValue[];
-      for (const v of chunk.getColumnValues(i)) target.push(toWire(v, typeId));
+      appendChunkColumn(chunk, i, typeId, pending[i] as WireValue[]);
     });
     rows += chunk.rowCount;
     if (rows >= batchRows) {

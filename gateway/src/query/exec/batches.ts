@@ -3,14 +3,8 @@
  * column-batch.ts) appended to a temp table through DuckDB data chunks.
  */
 
-import {
-  type DuckDBConnection,
-  DuckDBDataChunk,
-  DuckDBTimestampValue,
-  type DuckDBType,
-  type DuckDBValue,
-} from '@duckdb/node-api';
-import { type ColumnBatch, type WireType, wireDuckType } from '@strata/common';
+import { type DuckDBConnection, DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
+import { type ColumnBatch, setChunkColumn, type WireType, wireDuckType } from '@strata/common';
 
 export type { ColumnBatch } from '@strata/common';
 
@@ -21,7 +15,6 @@ export class BatchAppender {
   private constructor(
     private readonly appender: Awaited<ReturnType<DuckDBConnection['createAppender']>>,
     private readonly types: DuckDBType[],
-    private readonly timestampColumns: boolean[],
   ) {}
 
   static async open(connection: DuckDBConnection, table: string, wireTypes: readonly WireType[]): Promise<BatchAppender> {
@@ -29,7 +22,6 @@ export class BatchAppender {
     return new BatchAppender(
       appender,
       wireTypes.map((t) => wireDuckType(t)),
-      wireTypes.map((t) => t === 'TIMESTAMP'),
     );
   }
 
@@ -40,10 +32,7 @@ export class BatchAppender {
       const chunk = DuckDBDataChunk.create(this.types, end - start);
       batch.columns.forEach((col, i) => {
         const slice = start === 0 && end === col.length ? col : col.slice(start, end);
-        const values = this.timestampColumns[i]
-          ? slice.map((v) => (v === null ? null : new DuckDBTimestampValue(v as bigint)))
-          : (slice as DuckDBValue[]);
-        chunk.setColumnValues(i, values);
+        setChunkColumn(chunk, i, (this.types[i] as DuckDBType).typeId, slice);
       });
       this.appender.appendDataChunk(chunk);
     }

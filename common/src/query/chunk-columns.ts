@@ -1,0 +1,119 @@
+/**
+ * Reading and writing DuckDB data chunk columns as wire values (column-batch.ts), with a fast path
+ * for the fixed-width wire types.
+ *
+ * @duckdb/node-api reads a chunk value by value: each value checks its validity bit with BigInt
+ * arithmetic, TIMESTAMP values become DuckDBTimestampValue objects, and writes go through the
+ * same per-value setters. Measured on the query bench (2,880-row answers), that was ~0.7 ms to read
+ * a worker's result and ~2.5 ms to append two fragments' rows on the gateway. Here BIGINT,
+ * TIMESTAMP and DOUBLE columns are read and written as whole arrays through @duckdb/node-bindings
+ * (the C API's vector data and validity mask, public functions of the package node-api is built
+ * on), with validity bits tested as bytes. Other types keep node-api's path. The fast path needs a
+ * little-endian host (DuckDB's vectors are native-endian; the validity mask is 64-bit words).
+ */
+
+import { endianness } from 'node:os';
+import { type DuckDBDataChunk, DuckDBTimestampValue, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api';
+import duckdb from '@duckdb/node-bindings';
+import type { WireValue } from './column-batch.js';
+
+const FAST = endianness() === 'LE';
+
+function fixedWidth(typeId: DuckDBTypeId): 'int64' | 'double' | undefined {
+  if (!FAST) return undefined;
+  if (typeId === DuckDBTypeId.BIGINT || typeId === DuckDBTypeId.TIMESTAMP) return 'int64';
+  if (typeId === DuckDBTypeId.DOUBLE) return 'double';
+  return undefined;
+}
+
+/** An 8-byte-element view of the bytes (copied when not 8-aligned). */
+function view<T>(bytes: Uint8Array, n: number, make: (b: ArrayBufferLike, offset: number, length: number) => T): T {
+  if (bytes.byteOffset % 8 === 0) return make(bytes.buffer, bytes.byteOffset, n);
+  const copy = new Uint8Array(n * 8);
+  copy.set(bytes.subarray(0, n * 8));
+  return make(copy.buffer, 0, n);
+}
+
+function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
+  if (value === null) return null;
+  switch (typeId) {
+    case DuckDBTypeId.TIMESTAMP:
+      return (value as DuckDBTimestampValue).micros;
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.DOUBLE:
+    case DuckDBTypeId.BOOLEAN:
+    case DuckDBTypeId.VARCHAR:
+      return value as WireValue;
+    default:
+      return String(value);
+  }
+}
+
+/** Appends column `i` of a result chunk to `target` as wire values (TIMESTAMP as µs bigint). */
+export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: DuckDBTypeId, target: WireValue[]): void {
+  const kind = fixedWidth(typeId);
+  if (kind === undefined) {
+    for (const v of chunk.getColumnValues(i)) target.push(toWire(v, typeId));
+    return;
+  }
+  const n = chunk.rowCount;
+  if (n === 0) return;
+  const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
+  const data = duckdb.vector_get_data(vector, n * 8);
+  const values: ArrayLike<bigint | number> =
+    kind === 'int64'
+      ? view(data, n, (b, o, l) => new BigInt64Array(b, o, l))
+      : view(data, n, (b, o, l) => new Float64Array(b, o, l));
+  // No mask: every value is valid. A set bit marks a valid value (64-bit little-endian words).
+  const mask = duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null;
+  if (!mask) {
+    for (let r = 0; r < n; r++) target.push(values[r] as bigint | number);
+    return;
+  }
+  for (let r = 0; r < n; r++) target.push(((mask[r >> 3] as number) >> (r & 7)) & 1 ? (values[r] as bigint | number) : null);
+}
+
+/**
+ * Writes wire values into column `i` of a chunk created for appending (its row count set to
+ * values.length). `setValues` is node-api's path for the types without a fast one.
+ */
+export function setChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: DuckDBTypeId, values: readonly WireValue[]): void {
+  const kind = fixedWidth(typeId);
+  const n = values.length;
+  if (kind === undefined) {
+    chunk.setColumnValues(
+      i,
+      typeId === DuckDBTypeId.TIMESTAMP
+        ? values.map((v) => (v === null ? null : new DuckDBTimestampValue(v as bigint)))
+        : (values as DuckDBValue[]),
+    );
+    return;
+  }
+  if (n === 0) return;
+  const buffer = new ArrayBuffer(n * 8);
+  const items = kind === 'int64' ? new BigInt64Array(buffer) : new Float64Array(buffer);
+  let maskBuffer: ArrayBuffer | undefined;
+  let mask: Uint8Array | undefined;
+  for (let r = 0; r < n; r++) {
+    const v = values[r];
+    if (v === null || v === undefined) {
+      if (!mask) {
+        maskBuffer = new ArrayBuffer(Math.ceil(n / 64) * 8);
+        mask = new Uint8Array(maskBuffer).fill(0xff);
+      }
+      mask[r >> 3] = (mask[r >> 3] as number) & ~(1 << (r & 7));
+    } else if (kind === 'int64') {
+      const big = typeof v === 'bigint' ? v : BigInt(v as number);
+      if (BigInt.asIntN(64, big) !== big) throw new RangeError('bigint out of int64 range');
+      (items as BigInt64Array)[r] = big;
+    } else {
+      (items as Float64Array)[r] = Number(v);
+    }
+  }
+  const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
+  duckdb.copy_data_to_vector(vector, 0, buffer, 0, n * 8);
+  if (maskBuffer) {
+    duckdb.vector_ensure_validity_writable(vector);
+    duckdb.copy_data_to_vector_validity(vector, 0, maskBuffer, 0, maskBuffer.byteLength);
+  }
+}
