@@ -8,7 +8,9 @@
  * a worker's result and ~2.5 ms to append two fragments' rows on the gateway. Here BIGINT,
  * TIMESTAMP and DOUBLE columns are read and written as whole arrays through @duckdb/node-bindings
  * (the C API's vector data and validity mask, public functions of the package node-api is built
- * on), with validity bits tested as bytes. Other types keep node-api's path. The fast path needs a
+ * on), with validity bits tested as bytes; VARCHAR columns are read the same way (decoded with
+ * Buffer, not one TextDecoder call per value). Other types, and writing strings, keep node-api's
+ * path. The fast path needs a
  * little-endian host (DuckDB's vectors are native-endian; the validity mask is 64-bit words).
  */
 
@@ -49,8 +51,38 @@ function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
   }
 }
 
+/**
+ * VARCHAR values of a vector: DuckDB's string_t is 16 bytes, a uint32 length then either the
+ * bytes inline (up to 12) or a 4-byte prefix and a pointer to them.
+ */
+function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null, target: WireValue[]): void {
+  const data = duckdb.vector_get_data(vector, n * 16);
+  const bytes = Buffer.from(data.buffer, data.byteOffset, n * 16);
+  for (let r = 0; r < n; r++) {
+    if (mask && !(((mask[r >> 3] as number) >> (r & 7)) & 1)) {
+      target.push(null);
+      continue;
+    }
+    const at = r * 16;
+    const length = bytes.readUInt32LE(at);
+    if (length <= 12) {
+      target.push(length === 0 ? '' : bytes.toString('utf8', at + 4, at + 4 + length));
+    } else {
+      const outside = duckdb.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + at + 8, length);
+      target.push(Buffer.from(outside.buffer, outside.byteOffset, length).toString('utf8'));
+    }
+  }
+}
+
 /** Appends column `i` of a result chunk to `target` as wire values (TIMESTAMP as µs bigint). */
 export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: DuckDBTypeId, target: WireValue[]): void {
+  if (FAST && typeId === DuckDBTypeId.VARCHAR) {
+    const n = chunk.rowCount;
+    if (n === 0) return;
+    const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
+    appendStrings(vector, n, duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null, target);
+    return;
+  }
   const kind = fixedWidth(typeId);
   if (kind === undefined) {
     for (const v of chunk.getColumnValues(i)) target.push(toWire(v, typeId));

@@ -32,7 +32,8 @@ const value = (t: WireType): fc.Arbitrary<WireValue> => {
     case 'DOUBLE':
       return fc.double();
     case 'VARCHAR':
-      return fc.string();
+      // Short strings sit inline in DuckDB's string_t (up to 12 bytes), longer ones behind a pointer.
+      return fc.oneof(fc.string(), fc.string({ minLength: 10, maxLength: 60, unit: 'grapheme' }));
     case 'BOOLEAN':
       return fc.boolean();
   }

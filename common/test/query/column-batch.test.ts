@@ -53,6 +53,12 @@ describe('query column batches', () => {
     );
   });
 
+  it('keeps byte offsets right for non-ASCII and split surrogate pairs', () => {
+    const values = ['Ł', 'a', '\ud83d', '\udca5', 'ünï', 'x'];
+    const decoded = decodeBatch(encodeBatch({ rowCount: 6, columns: [values] }, ['VARCHAR']), ['VARCHAR']);
+    assert.deepEqual(decoded.columns[0], ['Ł', 'a', '\ufffd', '\ufffd', 'ünï', 'x']);
+  });
+
   it('decodes numbers from buffers at any byte offset (protobuf slices)', () => {
     const enc = encodeBatch(
       {
