@@ -2,9 +2,11 @@
 // segments), an in-process cluster (master, workers, gateway) with a lean HTTP client, the typical
 // queries with their hand-written DuckDB SQL, and interleaved timing. Used by query-bench.mjs
 // (service vs direct SQL) and cost-breakdown.mjs (where the service's extra time goes).
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +29,12 @@ export const ACCOUNT = '00000000-0000-0000-0000-0000000be9c4';
 export const SCHEMA = 'bench.requests';
 const USER = { userId: '00000000-0000-0000-0000-0000000be001', username: 'bench', password: 'bench-password-1' };
 const NOW = Date.now();
+const SETUP = {
+  enable: true,
+  provision: true,
+  accounts: [{ accountId: ACCOUNT, accountName: 'bench' }],
+  users: [{ ...USER, defaultAccounts: [{ accountName: 'bench', userPermissions: ['Service.Account.Query'] }] }],
+};
 export const agent = new http.Agent({ keepAlive: true });
 const SPAN_MS = 7 * 86_400_000;
 
@@ -134,12 +142,7 @@ export async function startCluster(name, workerCount) {
     auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
     database: { enable: true, endpoint: '127.0.0.1:0' },
     gateway: { enable: true, host: '127.0.0.1', port: 0 },
-    setupService: {
-      enable: true,
-      provision: true,
-      accounts: [{ accountId: ACCOUNT, accountName: 'bench' }],
-      users: [{ ...USER, defaultAccounts: [{ accountName: 'bench', userPermissions: ['Service.Account.Query'] }] }],
-    },
+    setupService: SETUP,
   };
   const config = loadConfigObject(base, {});
   const log = createLogger(name, { level: 'warn' });
@@ -169,24 +172,134 @@ export async function startCluster(name, workerCount) {
   }
   const gateway = await startGateway(ctx(config));
   roles.push(gateway);
-  const baseUrl = `http://127.0.0.1:${gateway.port}`;
-  const signIn = async (user) => {
-    for (let i = 0; i < 100; i++) {
+  const client = await signedInClient(`http://127.0.0.1:${gateway.port}`);
+  return {
+    workers,
+    workerDirs: workers.map((_, w) => path.join(root, `worker-${w}`)),
+    coordinator,
+    channels,
+    query: client.query,
+    async stop() {
+      for (const r of roles.reverse()) await r.stop();
+      channels.close();
+      await coordinator.close();
+    },
+  };
+}
+
+/** A free loopback TCP port. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The deployed shape: etcd, the master, one process per worker over existing worker data
+ * directories (loaded by an in-process cluster that has been stopped), and the gateway, each a
+ * `strata start` process. Workers split the machine's cores (backend.cores) as in startCluster.
+ */
+export async function startProcessCluster(name, workerDirs) {
+  const root = path.join(DATA, name);
+  mkdirSync(root, { recursive: true });
+  const children = [];
+  const start = (role, command, argv) => {
+    const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    child.on('exit', (code, signal) => {
+      if (!child.stopping) console.error(`${role} exited (${code ?? signal}): ${stderr}`);
+    });
+    children.push(child);
+  };
+  const stop = async () => {
+    for (const c of [...children].reverse()) {
+      if (c.exitCode !== null || c.signalCode !== null) continue;
+      c.stopping = true;
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  try {
+    const [etcdClient, etcdPeer, masterPort, httpPort, ...workerPorts] = await Promise.all(
+      [0, 1, 2, 3, ...workerDirs].map(freePort),
+    );
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const peerUrl = `http://127.0.0.1:${etcdPeer}`;
+    start('etcd', '/usr/bin/etcd', [
+      ...['--data-dir', path.join(root, 'etcd'), '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl],
+      ...['--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl],
+      ...['--initial-cluster', `default=${peerUrl}`, '--log-level', 'error'],
+    ]);
+    const base = {
+      dataRoot: root,
+      log: { level: 'warn' },
+      ops: { enable: false },
+      etcd: { endpoints: [etcdUrl], prefix: `/strata-bench-${name}` },
+      auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
+    };
+    const configs = [
+      ['master', { ...base, database: { enable: true, endpoint: `127.0.0.1:${masterPort}` }, setupService: SETUP }],
+      ...workerDirs.map((dir, w) => [
+        `worker-${w}`,
+        {
+          ...base,
+          backend: {
+            enable: true,
+            endpoint: `127.0.0.1:${workerPorts[w]}`,
+            dataPath: dir,
+            minimumFreeSpaceBytes: 0,
+            cores: Math.max(1, Math.floor(availableParallelism() / workerDirs.length)),
+          },
+        },
+      ]),
+      ['gateway', { ...base, gateway: { enable: true, host: '127.0.0.1', port: httpPort } }],
+    ];
+    for (const [role, config] of configs) {
+      const file = path.join(root, `${role}.json`);
+      writeFileSync(file, JSON.stringify(config));
+      start(role, process.execPath, [path.join(ROOT, 'deploy', 'bin', 'strata.js'), 'start', '--config', file]);
+    }
+    const client = await signedInClient(`http://127.0.0.1:${httpPort}`);
+    return { query: client.query, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Signs the bench user in (retrying while the cluster starts) and answers a query client. */
+async function signedInClient(baseUrl, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let token;
+  while (!token) {
+    try {
       const res = await fetch(`${baseUrl}/auth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: user.username, password: user.password }),
+        body: JSON.stringify({ username: USER.username, password: USER.password }),
       });
-      if (res.ok) return (await res.json()).token;
-      await new Promise((r) => setTimeout(r, 100));
+      if (res.ok) token = (await res.json()).token;
+    } catch {
+      // not listening yet
     }
-    throw new Error('could not sign in');
-  };
-  const token = await signIn(USER);
+    if (!token) {
+      if (Date.now() > deadline) throw new Error('could not sign in');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
   return {
-    workers,
-    coordinator,
-    channels,
+    /** Runs a query through the HTTP endpoint; the number of result rows. */
     async query(kql) {
       // A lean keep-alive client (node:http), as the ingest bench uses: the client shares this
       // process and its cores with the service, and undici's fetch added ~1 ms per request that
@@ -215,12 +328,7 @@ export async function startCluster(name, workerCount) {
       });
       const answer = JSON.parse(text);
       if (status !== 200) throw new Error(`${status} ${text}`);
-      return answer.results.length;
-    },
-    async stop() {
-      for (const r of roles.reverse()) await r.stop();
-      channels.close();
-      await coordinator.close();
+      return answer.results;
     },
   };
 }

@@ -7,6 +7,7 @@
 //                   opened once with the query's time range (DuckDB time of the generated SQL)
 //   + wire values   the same through runFragment (result chunks to wire values)
 //   + encode        and encoded for the wire (encodeBatch)
+//   + snapshot      the same on a snapshot opened (and released) per run, as the worker does
 //   worker call     the gateway's gRPC call to the worker: snapshot, admission, statement, encode,
 //                   transport, decode (what the gateway waits for)
 //   gateway         planning + the call + formatting + JSON writing, no HTTP
@@ -19,7 +20,7 @@ import { distributedRunner, MergeDatabase, planQuery, SchemaCatalogSource } from
 // Internals of the gateway (not its package exports), for timing the layers one by one.
 import { executePlanColumnar, queryResultJson } from '../../gateway/dist/src/query/engine.js';
 import { scanRangeMs } from '../../gateway/dist/src/query/worker-protocol.js';
-import { ACCOUNT, agent, COLUMNS, DATA, loadRows, median, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
+import { ACCOUNT, agent, DATA, loadRows, median, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
 
 const ROWS = numberArg('rows', 10_000_000);
 const RUNS = numberArg('runs', 9);
@@ -70,6 +71,18 @@ try {
         async () => {
           for (const b of await drain(runFragment(ranged.connection, ranged.relation, names, statement, signal)))
             encodeBatch(b, types);
+        },
+      ],
+      [
+        '+ snapshot',
+        async () => {
+          const scan = await storage.openScan(ACCOUNT, SCHEMA, scanRangeMs(spec.timeRange));
+          try {
+            const batches = await drain(runFragment(scan.connection, scan.relation, names, statement, signal));
+            for (const b of batches) encodeBatch(b, types);
+          } finally {
+            await scan.release();
+          }
         },
       ],
       ['worker call', async () => drain(await runner().single(spec, signal))],

@@ -1,13 +1,26 @@
 // Query benchmark: realistic log rows in worker storage (sealed Parquet segments), then typical
 // queries both through the HTTP endpoint and as hand-written DuckDB SQL over the same rows, with
 // the ratio. Runs a one-worker cluster and a two-worker cluster (rows split; the two workers share
-// this machine's cores, each with backend.cores = cores / 2) in this process.
+// this machine's cores, each with backend.cores = cores / 2) in this process, and the same two
+// workers' data served the deployed way: etcd, master, each worker and the gateway in their own
+// processes (`strata start`). All of it on this machine's cores, timed interleaved.
 //
 //   npx tsc -b tsconfig.build.json && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5]
 //
 // Data goes to .bench-data/ (git-ignored) and is removed at the end.
-import { rmSync } from 'node:fs';
-import { agent, DATA, directAnd, loadRows, numberArg, QUERIES, startCluster } from './bench-cluster.mjs';
+import { cpSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import {
+  agent,
+  DATA,
+  directAnd,
+  loadRows,
+  numberArg,
+  QUERIES,
+  SCHEMA,
+  startCluster,
+  startProcessCluster,
+} from './bench-cluster.mjs';
 
 const ROWS = numberArg('rows', 10_000_000);
 const RUNS = numberArg('runs', 5);
@@ -18,6 +31,7 @@ console.log(
 );
 let one;
 let two;
+let procs;
 try {
   let t = performance.now();
   one = await startCluster('one', 1);
@@ -27,32 +41,60 @@ try {
   two = await startCluster('two', 2);
   const [a, b] = await Promise.all([loadRows(two.workers[0].storage, ROWS, 0, 2), loadRows(two.workers[1].storage, ROWS, 1, 2)]);
   console.log(
-    `loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${((performance.now() - t) / 1000).toFixed(1)} s\n`,
+    `loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
+  // The same two workers' data for the process cluster: copied while the in-process cluster is
+  // stopped (a DuckDB file has one process at a time), then that cluster starts again on its own.
+  await two.stop();
+  const procDirs = two.workerDirs.map((dir, w) => {
+    const copy = path.join(DATA, 'procs-data', `worker-${w}`);
+    cpSync(dir, copy, { recursive: true });
+    return copy;
+  });
+  two = await startCluster('two', 2);
+  procs = await startProcessCluster('procs', procDirs);
+  // Until both worker processes registered, a count sees only one worker's rows.
+  for (let i = 0; ; i++) {
+    const [row] = await procs.query(`${SCHEMA} | count`);
+    if (Number(row?.Count) === ROWS) break;
+    if (i >= 300) throw new Error(`the process cluster counts ${row?.Count} rows, not ${ROWS}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  console.log('started the process cluster (etcd, master, 2 workers, gateway)\n');
 
   // One query through each cluster first: a worker applies its DuckDB thread setting (instance-wide)
   // on its first fragment, and the direct runs must not see a different setting than the service.
   await one.query(QUERIES[0].kql);
   await two.query(QUERIES[0].kql);
+  await procs.query(QUERIES[0].kql);
   const results = [];
   for (const q of QUERIES) {
-    const [d, h1, h2] = await directAnd(one.workers[0].storage, q.sql, [() => one.query(q.kql), () => two.query(q.kql)], RUNS);
-    results.push({ q, d, h1, h2 });
+    const [d, h1, h2, hp] = await directAnd(
+      one.workers[0].storage,
+      q.sql,
+      [() => one.query(q.kql), () => two.query(q.kql), () => procs.query(q.kql)],
+      RUNS,
+    );
+    results.push({ q, d, h1, h2, hp });
   }
   const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
   const plus = (a, b) => (a - b).toFixed(1).padStart(6);
   const h = (t, w) => t.padStart(w);
   console.log(
-    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)}`,
+    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 processes', 11)} ${h('ratio', 5)} ${h('+ms', 6)}`,
   );
-  for (const { q, d, h1, h2 } of results) {
+  for (const { q, d, h1, h2, hp } of results) {
     console.log(
-      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)}`,
+      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)} ${fmt(hp).padStart(11)} ${ratio(hp, d)} ${plus(hp, d)}`,
     );
   }
+  console.log(
+    '\n2 workers: both workers, the master and the gateway in this process; 2 processes: each role in its own process.',
+  );
 } finally {
   agent.destroy();
   await one?.stop();
   await two?.stop();
+  await procs?.stop();
   rmSync(DATA, { recursive: true, force: true });
 }
