@@ -428,3 +428,21 @@ export async function directAnd(storage, sqlOf, also, runs) {
     await scan.release();
   }
 }
+
+/**
+ * The hand-written SQL run on several workers' storage at once (each over its own rows, opened
+ * once), as a function to time: what the DuckDB instances alone cost when they share the
+ * machine, before any of the service's work (no merge: the answers are not combined).
+ */
+export async function directEach(storages, sqlOf) {
+  const scans = await Promise.all(storages.map((s) => s.openScan(ACCOUNT, SCHEMA)));
+  return {
+    run: () =>
+      Promise.all(
+        scans.map(async (scan) => {
+          (await scan.connection.runAndReadAll(sqlOf(scan.relation))).getRows();
+        }),
+      ),
+    release: () => Promise.all(scans.map((scan) => scan.release())),
+  };
+}

@@ -13,8 +13,11 @@
 //   gateway         planning + the call + formatting + JSON writing, no HTTP
 //   HTTP            the endpoint, with a lean node:http client parsing the answer
 //
+// Each layer also shows the main thread's GC pauses that began while it ran (per run).
+//
 //   npx tsc -b tsconfig.build.json && node bench/query/cost-breakdown.mjs [--rows 10000000] [--runs 9] [--query N]
 import { rmSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { boundStatement, encodeBatch, inlineParams, runFragment } from '@strata/common';
 import { distributedRunner, MergeDatabase, planQuery, SchemaCatalogSource } from '@strata/gateway';
 // Internals of the gateway (not its package exports), for timing the layers one by one.
@@ -31,6 +34,13 @@ async function drain(iterable) {
   for await (const x of iterable) out.push(x);
   return out;
 }
+
+// Main-thread GC pauses, charged to the layer running when each began.
+const windows = [];
+const gcPauses = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcPauses.push({ startTime: e.startTime, duration: e.duration });
+}).observe({ entryTypes: ['gc'] });
 
 let cluster;
 const merge = new MergeDatabase();
@@ -99,20 +109,30 @@ try {
     try {
       for (const [, fn] of layers) await fn(); // warm-up
       const samples = layers.map(() => []);
+      const gcMs = layers.map(() => 0);
       for (let i = 0; i < RUNS; i++) {
         for (const [k, [, fn]] of layers.entries()) {
           const s = performance.now();
           await fn();
-          samples[k].push(performance.now() - s);
+          const e = performance.now();
+          samples[k].push(e - s);
+          windows.push({ k, s, e });
         }
       }
+      // GC entries arrive asynchronously: let the observer deliver the last ones.
+      await new Promise((r) => setTimeout(r, 50));
+      for (const { startTime, duration } of gcPauses.splice(0)) {
+        const w = windows.find((x) => startTime >= x.s && startTime < x.e);
+        if (w) gcMs[w.k] += duration;
+      }
+      windows.length = 0;
       const base = median(samples[0]);
       console.log(`\n${q.name}`);
       let previous = base;
       for (const [k, [name]] of layers.entries()) {
         const m = median(samples[k]);
         console.log(
-          `  ${name.padEnd(14)} ${m.toFixed(2).padStart(8)} ms  step ${(m - previous >= 0 ? '+' : '') + (m - previous).toFixed(2).padStart(6)}  vs direct ${(m / base).toFixed(2)}×`,
+          `  ${name.padEnd(14)} ${m.toFixed(2).padStart(8)} ms  step ${(m - previous >= 0 ? '+' : '') + (m - previous).toFixed(2).padStart(6)}  vs direct ${(m / base).toFixed(2)}×  GC ${(gcMs[k] / RUNS).toFixed(2)} ms/run`,
         );
         previous = m;
       }
