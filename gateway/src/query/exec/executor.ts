@@ -242,10 +242,14 @@ async function loadFragments(
   const openTables = async () => {
     const opened: BatchAppender[] = [];
     try {
-      // Tables and appenders are created one at a time: a connection serves one call at a time.
-      for (const f of plan.fragments) {
+      // Every table in one round trip (a connection serves one call at a time); appenders are
+      // created synchronously.
+      const creates = plan.fragments.map((f) => {
         const cols = f.columns.map((c) => `${quoteIdent(c.id)} ${c.type}`).join(', ');
-        await connection.run(`CREATE TEMP TABLE ${quoteIdent(`f${f.index}`)} (${cols})`);
+        return `CREATE TEMP TABLE ${quoteIdent(`f${f.index}`)} (${cols})`;
+      });
+      await connection.run(creates.join('; '));
+      for (const f of plan.fragments) {
         opened.push(
           await BatchAppender.open(
             connection,
