@@ -285,4 +285,19 @@ describe('storage engine', function () {
       await snap.release();
     }
   });
+
+  it('releases a snapshot once, and close() waits for a release still under way', async () => {
+    engine = await openEngine(tmp.dir);
+    await engine.append(input([part('A', entries(3))]));
+    const snap = await engine.openSnapshot(ACCOUNT, [{ schema: 'A' }]);
+    // The query service leaves the release running while it answers; close comes meanwhile.
+    const first = snap.release();
+    assert.equal(snap.release(), first);
+    const closing = engine.close();
+    await first;
+    await closing;
+    engine = await openEngine(tmp.dir);
+    const [r] = await scanRows(engine, 'A', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
+    assert.equal(r!.n, 3);
+  });
 });

@@ -11,6 +11,7 @@ import {
   type ColumnBatch,
   type ExecutorLimits,
   encodeBatch,
+  errorFields,
   type FragmentStatement,
   implementService,
   type Logger,
@@ -120,6 +121,9 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
     if (!req.accountId || !req.schema) throw new StrataError('invalid', 'A fragment needs an account and a schema.');
     const statement = fragmentStatement(req);
     const release = await limiter.admit(signal);
+    // The snapshot is closed (a round trip) after the answer has gone: the caller does not wait
+    // for it, while the admission slot is held until it is done.
+    let scanClosed: Promise<void> | undefined;
     try {
       const range: { fromMs?: number; toMs?: number } = {};
       if (req.fromMs !== undefined) range.fromMs = req.fromMs;
@@ -142,10 +146,17 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
           batchRows,
         );
       } finally {
-        await scan.release();
+        scanClosed = scan.release();
       }
     } finally {
-      release();
+      if (scanClosed) {
+        scanClosed.then(release, (err: unknown) => {
+          release();
+          log.warn(errorFields(err), 'closing a query snapshot failed');
+        });
+      } else {
+        release();
+      }
     }
   }
 

@@ -118,10 +118,9 @@ export async function openSnapshot(
   };
   try {
     const before = ctx.catalogChanges.stable();
-    await connection.run('BEGIN TRANSACTION');
     // The first statement that reads the database fixes the snapshot (DuckDB starts a database's
-    // transaction when a statement first touches it).
-    await connection.run('SELECT 1 FROM strata_tables LIMIT 0');
+    // transaction when a statement first touches it). Both in one round trip.
+    await connection.run('BEGIN TRANSACTION; SELECT 1 FROM strata_tables LIMIT 0');
     const generation = before !== undefined && ctx.catalogChanges.stable() === before ? before : undefined;
     const relations: ScanRelation[] = [];
     for (const [i, request] of requests.entries()) {

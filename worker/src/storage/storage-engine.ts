@@ -284,12 +284,15 @@ export class StorageEngine {
     if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
     const snapshot = await openSnapshot(this.ctx, accountId, requests);
     const release = snapshot.release;
+    // One release however often it is called: a caller may let it finish in the background (the
+    // query service answers before its snapshot is closed), and close() then waits for it here.
+    let releasing: Promise<void> | undefined;
     const tracked: ScanSnapshot = {
       connection: snapshot.connection,
       relations: snapshot.relations,
-      release: async () => {
-        this.openSnapshots.delete(tracked);
-        await release();
+      release: () => {
+        releasing ??= release().finally(() => this.openSnapshots.delete(tracked));
+        return releasing;
       },
     };
     this.openSnapshots.add(tracked);
