@@ -8,15 +8,14 @@
 // The deployment runs each role in its own process (`strata start --config …`), coordinated by a
 // local etcd (/usr/bin/etcd, Debian's etcd-server), so CPU time and memory are measured per role
 // from /proc. Data goes to .bench-data/ingest-<time>/ and is removed afterwards.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { BenchProcesses, freePort } from '../bench-processes.mjs';
 import { entry } from './bench-entries.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -62,17 +61,6 @@ function buildBatches() {
 }
 
 // ── processes ───────────────────────────────────────────────────────────────────────────────────
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function procStats(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -106,7 +94,7 @@ function threadDelta(a, b) {
     .join(', ');
 }
 
-const children = [];
+const processes = new BenchProcesses();
 // BENCH_PROFILE=<role> writes a V8 CPU profile of that role's process to .bench-data/profiles.
 // BENCH_NODE_ARGS_<ROLE> (e.g. BENCH_NODE_ARGS_GATEWAY='--trace-gc') passes V8/Node flags that
 // NODE_OPTIONS refuses to one role's command line.
@@ -115,29 +103,10 @@ function start(name, command, argv, env = {}) {
   if (extra) argv = [...extra.split(' ').filter(Boolean), ...argv];
   if (process.env.BENCH_PROFILE === name)
     argv = ['--cpu-prof', `--cpu-prof-dir=${path.join(root, '.bench-data', 'profiles')}`, ...argv];
-  const child = spawn(command, argv, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  child.on('exit', (code, signal) => {
-    if (!child.stopping) console.error(`${name} exited (${code ?? signal}): ${stderr}`);
-  });
-  children.push(child);
-  return child;
+  return processes.start(name, command, argv, { cwd: root, env });
 }
 
-async function stopAll() {
-  for (const c of [...children].reverse()) {
-    if (c.exitCode !== null || c.signalCode !== null) continue;
-    c.stopping = true;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGTERM');
-    const timer = setTimeout(() => c.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(timer);
-  }
-}
+const stopAll = () => processes.stopAll();
 
 async function waitFor(what, probe, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;

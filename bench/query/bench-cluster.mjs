@@ -2,11 +2,9 @@
 // segments), an in-process cluster (master, workers, gateway) with a lean HTTP client, the typical
 // queries with their hand-written DuckDB SQL, and interleaved timing. Used by query-bench.mjs
 // (service vs direct SQL) and cost-breakdown.mjs (where the service's extra time goes).
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +12,7 @@ import { ChannelPool, createCoordinator, createLogger, loadConfigObject } from '
 import { startGateway } from '@strata/gateway';
 import { startMaster } from '@strata/master';
 import { startWorkerWith } from '@strata/worker';
+import { BenchProcesses, freePort } from '../bench-processes.mjs';
 
 /** `--name value` from the command line, as a number. */
 export function numberArg(name, def) {
@@ -187,18 +186,6 @@ export async function startCluster(name, workerCount) {
   };
 }
 
-/** A free loopback TCP port. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * The deployed shape: etcd, the master, one process per worker over existing worker data
  * directories (loaded by an in-process cluster that has been stopped), and the gateway, each a
@@ -207,29 +194,9 @@ function freePort() {
 export async function startProcessCluster(name, workerDirs) {
   const root = path.join(DATA, name);
   mkdirSync(root, { recursive: true });
-  const children = [];
-  const start = (role, command, argv) => {
-    const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => {
-      stderr = (stderr + d).slice(-4000);
-    });
-    child.on('exit', (code, signal) => {
-      if (!child.stopping) console.error(`${role} exited (${code ?? signal}): ${stderr}`);
-    });
-    children.push(child);
-  };
-  const stop = async () => {
-    for (const c of [...children].reverse()) {
-      if (c.exitCode !== null || c.signalCode !== null) continue;
-      c.stopping = true;
-      const exited = new Promise((r) => c.once('exit', r));
-      c.kill('SIGTERM');
-      const timer = setTimeout(() => c.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
+  const processes = new BenchProcesses();
+  const start = (role, command, argv) => processes.start(role, command, argv, { cwd: ROOT });
+  const stop = () => processes.stopAll();
   try {
     const [etcdClient, etcdPeer, masterPort, httpPort, ...workerPorts] = await Promise.all(
       [0, 1, 2, 3, ...workerDirs].map(freePort),
