@@ -10,30 +10,19 @@
  * (the C API's vector data and validity mask, public functions of the package node-api is built
  * on), with validity bits tested as bytes; VARCHAR columns are read the same way (decoded with
  * Buffer, not one TextDecoder call per value). Other types, and writing strings, keep node-api's
- * path. The fast path needs a
- * little-endian host (DuckDB's vectors are native-endian; the validity mask is 64-bit words).
+ * path. The fast paths need a little-endian host (typed-bytes.ts).
  */
 
-import { endianness } from 'node:os';
 import { type DuckDBDataChunk, DuckDBTimestampValue, DuckDBTypeId, type DuckDBValue } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { WireValue } from './column-batch.js';
-
-const FAST = endianness() === 'LE';
+import { eightByteView, LITTLE_ENDIAN_HOST } from './typed-bytes.js';
 
 function fixedWidth(typeId: DuckDBTypeId): 'int64' | 'double' | undefined {
-  if (!FAST) return undefined;
+  if (!LITTLE_ENDIAN_HOST) return undefined;
   if (typeId === DuckDBTypeId.BIGINT || typeId === DuckDBTypeId.TIMESTAMP) return 'int64';
   if (typeId === DuckDBTypeId.DOUBLE) return 'double';
   return undefined;
-}
-
-/** An 8-byte-element view of the bytes (copied when not 8-aligned). */
-function view<T>(bytes: Uint8Array, n: number, make: (b: ArrayBufferLike, offset: number, length: number) => T): T {
-  if (bytes.byteOffset % 8 === 0) return make(bytes.buffer, bytes.byteOffset, n);
-  const copy = new Uint8Array(n * 8);
-  copy.set(bytes.subarray(0, n * 8));
-  return make(copy.buffer, 0, n);
 }
 
 function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
@@ -76,7 +65,7 @@ function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null
 
 /** Appends column `i` of a result chunk to `target` as wire values (TIMESTAMP as µs bigint). */
 export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: DuckDBTypeId, target: WireValue[]): void {
-  if (FAST && typeId === DuckDBTypeId.VARCHAR) {
+  if (LITTLE_ENDIAN_HOST && typeId === DuckDBTypeId.VARCHAR) {
     const n = chunk.rowCount;
     if (n === 0) return;
     const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
@@ -94,8 +83,8 @@ export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: Duc
   const data = duckdb.vector_get_data(vector, n * 8);
   const values: ArrayLike<bigint | number> =
     kind === 'int64'
-      ? view(data, n, (b, o, l) => new BigInt64Array(b, o, l))
-      : view(data, n, (b, o, l) => new Float64Array(b, o, l));
+      ? eightByteView(data, n, (b, o, l) => new BigInt64Array(b, o, l))
+      : eightByteView(data, n, (b, o, l) => new Float64Array(b, o, l));
   // No mask: every value is valid. A set bit marks a valid value (64-bit little-endian words).
   const mask = duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null;
   if (!mask) {
@@ -107,7 +96,7 @@ export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: Duc
 
 /**
  * Writes wire values into column `i` of a chunk created for appending (its row count set to
- * values.length). `setValues` is node-api's path for the types without a fast one.
+ * values.length). Types without a fast path go through node-api's setColumnValues.
  */
 export function setChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: DuckDBTypeId, values: readonly WireValue[]): void {
   const kind = fixedWidth(typeId);

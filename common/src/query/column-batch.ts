@@ -10,7 +10,7 @@
  * values and, when it is ASCII, decoded by slicing one decoded string (no per-value UTF-8 work).
  */
 import { isAscii } from 'node:buffer';
-import { endianness } from 'node:os';
+import { eightByteView, LITTLE_ENDIAN_HOST } from './typed-bytes.js';
 
 export type WireType = 'VARCHAR' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP';
 
@@ -40,17 +40,6 @@ export interface EncodedColumn {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/** Typed arrays share the wire's byte order (little-endian) on this host. */
-const LITTLE_ENDIAN_HOST = endianness() === 'LE';
-
-/** The buffer's bytes as 8-byte elements, viewed in place when aligned, else copied. */
-function eightByteView<T>(buf: Buffer, n: number, make: (b: ArrayBufferLike, offset: number, length: number) => T): T {
-  if (buf.byteOffset % 8 === 0) return make(buf.buffer, buf.byteOffset, n);
-  const copy = new Uint8Array(n * 8);
-  copy.set(buf.subarray(0, n * 8));
-  return make(copy.buffer, 0, n);
-}
 
 function nullBitmap(values: readonly WireValue[]): Buffer {
   let bitmap: Buffer | undefined;
