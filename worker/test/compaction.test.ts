@@ -4,7 +4,16 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { StrataError } from '@strata/common';
 import type { StorageEngine } from '../src/storage/storage-engine.js';
-import { ACCOUNT, entries, fakeGuard, input, openEngine, part, scanRows, tempDir } from './helpers/storage-fixtures.js';
+import {
+  ACCOUNT,
+  entries,
+  fakeGuard,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+} from './helpers/storage-fixtures.js';
 
 /** Writes `n` segments of `rows` rows each (seq 0 … n·rows-1), sealing after each batch. */
 async function writeSegments(engine: StorageEngine, schema: string, n: number, rows: number) {
@@ -17,41 +26,31 @@ async function writeSegments(engine: StorageEngine, schema: string, n: number, r
 
 describe('worker compaction', function () {
   this.timeout(60_000);
-  let tmp: ReturnType<typeof tempDir>;
-  let engine: StorageEngine | undefined;
-
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(async () => {
-    await engine?.close();
-    engine = undefined;
-    tmp.cleanup();
-  });
+  const t = storageTestContext();
 
   it('merges segments into one sorted segment with the same rows and swaps the catalog', async () => {
-    engine = await openEngine(tmp.dir);
-    const segments = await writeSegments(engine, 'C', 4, 250);
+    t.engine = await openEngine(t.dir);
+    const segments = await writeSegments(t.engine, 'C', 4, 250);
     assert.equal(segments.length, 4);
-    const merged = await engine.compact({ accountId: ACCOUNT, schema: 'C', segmentIds: segments.map((s) => s.segmentId) });
+    const merged = await t.engine.compact({ accountId: ACCOUNT, schema: 'C', segmentIds: segments.map((s) => s.segmentId) });
     assert.equal(merged.rowCount, 1000);
     assert.equal(merged.minTsUs, Date.UTC(2024, 0, 1) * 1000);
     assert.equal(merged.maxTsUs, (Date.UTC(2024, 0, 1) + 999_000) * 1000);
-    const listed = await engine.listSegments(ACCOUNT);
+    const listed = await t.engine.listSegments(ACCOUNT);
     assert.deepEqual(
       listed.map((s) => s.segmentId),
       [merged.segmentId],
     );
-    for (const s of segments) assert.ok(!existsSync(path.join(engine.paths.segments, s.fileName)), 'old file deleted');
+    for (const s of segments) assert.ok(!existsSync(path.join(t.engine.paths.segments, s.fileName)), 'old file deleted');
     const [stats] = await scanRows(
-      engine,
+      t.engine,
       'C',
       (r) => `SELECT count(*)::INTEGER AS n, count(DISTINCT __INFLOW_ID)::INTEGER AS ids, sum(seq)::BIGINT AS s FROM ${r}`,
     );
     assert.deepEqual(stats, { n: 1000, ids: 1000, s: String((999 * 1000) / 2) });
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    const file = path.join(engine.paths.segments, merged.fileName);
+    const file = path.join(t.engine.paths.segments, merged.fileName);
     const sorted = (
       await c.runAndReadAll(
         `SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM read_parquet('${file}'))`,
@@ -63,23 +62,23 @@ describe('worker compaction', function () {
   });
 
   it('merges segments written before and after a schema change, converting old values', async () => {
-    engine = await openEngine(tmp.dir);
-    await engine.append(input([part('W', [{ ts: 1_000, data: { v: 1 } }])]));
-    await engine.sealAll();
-    await engine.append(input([part('W', [{ ts: 2_000, data: { v: 'two', w: 2 } }])]));
-    await engine.sealAll();
-    const ids = (await engine.listSegments(ACCOUNT)).map((s) => s.segmentId);
-    await engine.compact({ accountId: ACCOUNT, schema: 'W', segmentIds: ids });
-    assert.deepEqual(await scanRows(engine, 'W', (r) => `SELECT v, w FROM ${r} ORDER BY "timestamp"`), [
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('W', [{ ts: 1_000, data: { v: 1 } }])]));
+    await t.engine.sealAll();
+    await t.engine.append(input([part('W', [{ ts: 2_000, data: { v: 'two', w: 2 } }])]));
+    await t.engine.sealAll();
+    const ids = (await t.engine.listSegments(ACCOUNT)).map((s) => s.segmentId);
+    await t.engine.compact({ accountId: ACCOUNT, schema: 'W', segmentIds: ids });
+    assert.deepEqual(await scanRows(t.engine, 'W', (r) => `SELECT v, w FROM ${r} ORDER BY "timestamp"`), [
       { v: '1', w: null },
       { v: 'two', w: '2' },
     ]);
   });
 
   it('a concurrent scan sees every row exactly once before, during and after the swap; old files wait for it', async () => {
-    engine = await openEngine(tmp.dir);
-    const segments = await writeSegments(engine, 'Q', 5, 200);
-    await engine.append(input([part('Q', entries(50, Date.UTC(2024, 0, 1), 1000))])); // hot rows too
+    t.engine = await openEngine(t.dir);
+    const segments = await writeSegments(t.engine, 'Q', 5, 200);
+    await t.engine.append(input([part('Q', entries(50, Date.UTC(2024, 0, 1), 1000))])); // hot rows too
     const count = async (scan: {
       connection: { runAndReadAll(s: string): Promise<{ getRowObjectsJson(): unknown[] }> };
       relation: string;
@@ -90,15 +89,15 @@ describe('worker compaction', function () {
         )
       ).getRowObjectsJson()[0];
 
-    const before = (await engine.openScan(ACCOUNT, 'Q'))!;
+    const before = (await t.engine.openScan(ACCOUNT, 'Q'))!;
     assert.deepEqual(await count(before), { n: 1050, d: 1050 });
     // Scans opened and queried while the compaction runs.
     const during: Promise<unknown>[] = [];
-    const compaction = engine.compact({ accountId: ACCOUNT, schema: 'Q', segmentIds: segments.map((s) => s.segmentId) });
+    const compaction = t.engine.compact({ accountId: ACCOUNT, schema: 'Q', segmentIds: segments.map((s) => s.segmentId) });
     for (let i = 0; i < 5; i++) {
       during.push(
         (async () => {
-          const scan = (await engine!.openScan(ACCOUNT, 'Q'))!;
+          const scan = (await t.engine!.openScan(ACCOUNT, 'Q'))!;
           try {
             return await count(scan);
           } finally {
@@ -112,13 +111,13 @@ describe('worker compaction', function () {
     for (const result of await Promise.all(during)) assert.deepEqual(result, { n: 1050, d: 1050 });
     // The scan opened before the swap still reads the old files, which are kept for it.
     assert.deepEqual(await count(before), { n: 1050, d: 1050 });
-    assert.equal(engine.pendingFileDeletions, 5);
-    assert.ok(existsSync(path.join(engine.paths.segments, segments[0]!.fileName)));
+    assert.equal(t.engine.pendingFileDeletions, 5);
+    assert.ok(existsSync(path.join(t.engine.paths.segments, segments[0]!.fileName)));
     await before.release();
-    await waitUntil(() => engine!.pendingFileDeletions === 0);
-    assert.ok(!existsSync(path.join(engine.paths.segments, segments[0]!.fileName)));
+    await waitUntil(() => t.engine!.pendingFileDeletions === 0);
+    assert.ok(!existsSync(path.join(t.engine.paths.segments, segments[0]!.fileName)));
     const after = await scanRows(
-      engine,
+      t.engine,
       'Q',
       (r) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${r}`,
     );
@@ -126,67 +125,67 @@ describe('worker compaction', function () {
   });
 
   it('refuses a stale plan without changing anything', async () => {
-    engine = await openEngine(tmp.dir);
-    const segments = await writeSegments(engine, 'P', 3, 10);
+    t.engine = await openEngine(t.dir);
+    const segments = await writeSegments(t.engine, 'P', 3, 10);
     const ids = segments.map((s) => s.segmentId);
-    await engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: ids.slice(0, 2) });
+    await t.engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: ids.slice(0, 2) });
     await assert.rejects(
-      engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: [ids[1]!, ids[2]!] }),
+      t.engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: [ids[1]!, ids[2]!] }),
       (err: unknown) => err instanceof StrataError && err.kind === 'precondition_failed',
     );
-    assert.equal((await engine.listSegments(ACCOUNT)).length, 2);
-    const [r] = await scanRows(engine, 'P', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
+    assert.equal((await t.engine.listSegments(ACCOUNT)).length, 2);
+    const [r] = await scanRows(t.engine, 'P', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 30);
-    await assert.rejects(engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: [ids[2]!] }), /at least two/);
-    await assert.rejects(engine.compact({ accountId: ACCOUNT, schema: 'Nope', segmentIds: ids }), /does not exist/);
+    await assert.rejects(t.engine.compact({ accountId: ACCOUNT, schema: 'P', segmentIds: [ids[2]!] }), /at least two/);
+    await assert.rejects(t.engine.compact({ accountId: ACCOUNT, schema: 'Nope', segmentIds: ids }), /does not exist/);
   });
 
   it('refuses jobs from an older fencing term', async () => {
-    engine = await openEngine(tmp.dir);
-    const ids = (await writeSegments(engine, 'F', 4, 10)).map((s) => s.segmentId);
-    await engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(0, 2) }, 7);
-    await assert.rejects(engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(2) }, 6), /older than term 7/);
+    t.engine = await openEngine(t.dir);
+    const ids = (await writeSegments(t.engine, 'F', 4, 10)).map((s) => s.segmentId);
+    await t.engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(0, 2) }, 7);
+    await assert.rejects(t.engine.compact({ accountId: ACCOUNT, schema: 'F', segmentIds: ids.slice(2) }, 6), /older than term 7/);
   });
 
   it('refuses compaction and appends while free space is under the minimum, and resumes by itself', async () => {
     const free = { bytes: 1e12 };
     const guard = fakeGuard(100, free);
-    engine = await openEngine(tmp.dir, {}, guard);
-    const ids = (await writeSegments(engine, 'D', 2, 10)).map((s) => s.segmentId);
+    t.engine = await openEngine(t.dir, {}, guard);
+    const ids = (await writeSegments(t.engine, 'D', 2, 10)).map((s) => s.segmentId);
     free.bytes = 10;
     await guard.check();
     const refused = (err: unknown) => err instanceof StrataError && err.kind === 'insufficient_storage';
-    await assert.rejects(engine.compact({ accountId: ACCOUNT, schema: 'D', segmentIds: ids }), refused);
-    await assert.rejects(engine.append(input([part('D', entries(1))])), refused);
+    await assert.rejects(t.engine.compact({ accountId: ACCOUNT, schema: 'D', segmentIds: ids }), refused);
+    await assert.rejects(t.engine.append(input([part('D', entries(1))])), refused);
     free.bytes = 1e12;
     await guard.check();
-    await engine.compact({ accountId: ACCOUNT, schema: 'D', segmentIds: ids });
-    await engine.append(input([part('D', entries(1, Date.UTC(2025, 0, 1)))]));
-    const [r] = await scanRows(engine, 'D', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
+    await t.engine.compact({ accountId: ACCOUNT, schema: 'D', segmentIds: ids });
+    await t.engine.append(input([part('D', entries(1, Date.UTC(2025, 0, 1)))]));
+    const [r] = await scanRows(t.engine, 'D', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 21);
   });
 
   it('after a crash mid-job the old set is listed, or the new one, never both or neither', async () => {
-    engine = await openEngine(tmp.dir);
-    const segments = await writeSegments(engine, 'K', 3, 100);
-    const dir = path.dirname(path.join(engine.paths.segments, segments[0]!.fileName));
-    await engine.close();
+    t.engine = await openEngine(t.dir);
+    const segments = await writeSegments(t.engine, 'K', 3, 100);
+    const dir = path.dirname(path.join(t.engine.paths.segments, segments[0]!.fileName));
+    await t.engine.close();
     // Crash before the swap: the merged file exists but is not listed.
     const unlisted = path.join(dir, '22222222-2222-4222-8222-222222222222.parquet');
     writeFileSync(unlisted, 'merged file of a job that never committed');
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     assert.ok(!existsSync(unlisted));
-    assert.equal((await engine.listSegments(ACCOUNT)).length, 3);
+    assert.equal((await t.engine.listSegments(ACCOUNT)).length, 3);
     // Crash after the swap committed but before the old files were deleted: put one back.
-    await engine.compact({ accountId: ACCOUNT, schema: 'K', segmentIds: segments.map((s) => s.segmentId) });
-    const oldFile = path.join(engine.paths.segments, segments[0]!.fileName);
-    await engine.close();
+    await t.engine.compact({ accountId: ACCOUNT, schema: 'K', segmentIds: segments.map((s) => s.segmentId) });
+    const oldFile = path.join(t.engine.paths.segments, segments[0]!.fileName);
+    await t.engine.close();
     writeFileSync(oldFile, 'old segment not yet deleted when the process died');
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     assert.ok(!existsSync(oldFile), 'old files removed at start-up');
-    assert.equal((await engine.listSegments(ACCOUNT)).length, 1);
+    assert.equal((await t.engine.listSegments(ACCOUNT)).length, 1);
     const [r] = await scanRows(
-      engine,
+      t.engine,
       'K',
       (rel) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${rel}`,
     );

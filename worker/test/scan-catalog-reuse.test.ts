@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import type { StorageEngine } from '../src/storage/storage-engine.js';
-import { ACCOUNT, entries, input, openEngine, part, scanRows, tempDir } from './helpers/storage-fixtures.js';
+import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
 
 /**
  * Scans reuse what they read from the catalog while no catalog commit happened (catalog-changes.ts).
@@ -10,44 +9,34 @@ import { ACCOUNT, entries, input, openEngine, part, scanRows, tempDir } from './
  */
 describe('scan catalog reuse', function () {
   this.timeout(60_000);
-  let tmp: ReturnType<typeof tempDir>;
-  let engine: StorageEngine | undefined;
-
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(async () => {
-    await engine?.close();
-    engine = undefined;
-    tmp.cleanup();
-  });
+  const t = storageTestContext();
 
   const count = async (range: { fromMs?: number; toMs?: number } = {}) => {
-    const [row] = await scanRows(engine!, 'R', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`, range);
+    const [row] = await scanRows(t.engine!, 'R', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`, range);
     return row?.n;
   };
 
   it('sees every seal, schema change and compaction that committed after an earlier scan', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     assert.equal(await count(), undefined, 'no table yet');
-    await engine.append(input([part('R', entries(10))]));
+    await t.engine.append(input([part('R', entries(10))]));
     assert.equal(await count(), 10, 'a created table is seen after an earlier miss');
     assert.equal(await count(), 10);
 
-    await engine.sealAll();
-    assert.equal((await engine.listSegments(ACCOUNT)).length, 1);
+    await t.engine.sealAll();
+    assert.equal((await t.engine.listSegments(ACCOUNT)).length, 1);
     assert.equal(await count(), 10, 'the sealed rows are read from the new segment');
 
-    await engine.append(input([part('R', [{ ts: Date.UTC(2024, 0, 2), data: { seq: 10, added: 'new' } }])]));
-    const added = await scanRows(engine, 'R', (r) => `SELECT added FROM ${r} WHERE added IS NOT NULL`);
+    await t.engine.append(input([part('R', [{ ts: Date.UTC(2024, 0, 2), data: { seq: 10, added: 'new' } }])]));
+    const added = await scanRows(t.engine, 'R', (r) => `SELECT added FROM ${r} WHERE added IS NOT NULL`);
     assert.deepEqual(added, [{ added: 'new' }], 'a column added after an earlier scan is there');
 
-    await engine.sealAll();
+    await t.engine.sealAll();
     assert.equal(await count(), 11);
-    const before = await engine.listSegments(ACCOUNT);
+    const before = await t.engine.listSegments(ACCOUNT);
     assert.equal(before.length, 2);
-    const merged = await engine.compact({ accountId: ACCOUNT, schema: 'R', segmentIds: before.map((s) => s.segmentId) });
-    const scan = await engine.openScan(ACCOUNT, 'R');
+    const merged = await t.engine.compact({ accountId: ACCOUNT, schema: 'R', segmentIds: before.map((s) => s.segmentId) });
+    const scan = await t.engine.openScan(ACCOUNT, 'R');
     try {
       assert.ok(scan!.relation.includes(merged.fileName), 'the relation reads the compacted segment');
       for (const s of before) assert.ok(!scan!.relation.includes(s.fileName), 'and not the replaced ones');
@@ -58,19 +47,19 @@ describe('scan catalog reuse', function () {
   });
 
   it('applies each scan its own time range to a reused segment list', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     const day = 86_400_000;
     const base = Date.UTC(2024, 0, 1);
     for (let d = 0; d < 3; d++) {
-      await engine.append(input([part('R', entries(5, base + d * day))]));
-      await engine.sealAll();
+      await t.engine.append(input([part('R', entries(5, base + d * day))]));
+      await t.engine.sealAll();
     }
     assert.equal(await count(), 15);
     assert.equal(await count({ fromMs: base + day }), 10);
     assert.equal(await count({ toMs: base + day }), 5);
     assert.equal(await count({ fromMs: base + day, toMs: base + 2 * day }), 5);
-    const segments = await engine.listSegments(ACCOUNT);
-    const scan = await engine.openScan(ACCOUNT, 'R', { fromMs: base + 2 * day });
+    const segments = await t.engine.listSegments(ACCOUNT);
+    const scan = await t.engine.openScan(ACCOUNT, 'R', { fromMs: base + 2 * day });
     try {
       assert.deepEqual(
         segments.map((s) => scan!.relation.includes(s.fileName)),

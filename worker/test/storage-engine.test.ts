@@ -3,26 +3,15 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { StrataError } from '@strata/common';
-import type { StorageEngine } from '../src/storage/storage-engine.js';
-import { ACCOUNT, entries, input, openEngine, part, scanRows, tempDir } from './helpers/storage-fixtures.js';
+import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
 
 describe('storage engine', function () {
   this.timeout(60_000);
-  let tmp: ReturnType<typeof tempDir>;
-  let engine: StorageEngine | undefined;
-
-  beforeEach(() => {
-    tmp = tempDir();
-  });
-  afterEach(async () => {
-    await engine?.close();
-    engine = undefined;
-    tmp.cleanup();
-  });
+  const t = storageTestContext();
 
   it('creates a table on first write with inferred types and the stamped columns', async () => {
-    engine = await openEngine(tmp.dir);
-    const result = await engine.append(
+    t.engine = await openEngine(t.dir);
+    const result = await t.engine.append(
       input(
         [
           part(
@@ -41,7 +30,7 @@ describe('storage engine', function () {
       ),
     );
     assert.deepEqual(result, { rowsStored: 2, duplicate: false });
-    assert.deepEqual(engine.listSchemas(ACCOUNT), [
+    assert.deepEqual(t.engine.listSchemas(ACCOUNT), [
       {
         schema: 'App.Logs',
         columns: [
@@ -61,7 +50,7 @@ describe('storage engine', function () {
       },
     ]);
     const rows = await scanRows(
-      engine,
+      t.engine,
       'App.Logs',
       (r) =>
         `SELECT strftime("timestamp", '%Y-%m-%dT%H:%M:%SZ') AS ts, __INFLOW_HOST, __INFLOW_SOURCE_ADDRESS, __INFLOW_AGENT,
@@ -98,23 +87,23 @@ describe('storage engine', function () {
         idType: 'UUID',
       },
     ]);
-    assert.equal(await engine.openScan(ACCOUNT, 'Missing'), undefined);
-    assert.deepEqual(engine.listSchemas('00000000-0000-0000-0000-0000000000ff'), []);
+    assert.equal(await t.engine.openScan(ACCOUNT, 'Missing'), undefined);
+    assert.deepEqual(t.engine.listSchemas('00000000-0000-0000-0000-0000000000ff'), []);
   });
 
   it('adds columns and widens Int64 → Float64 → String without dropping values, in hot rows and segments', async () => {
-    engine = await openEngine(tmp.dir);
-    await engine.append(input([part('M', [{ ts: 1_000, data: { v: 1 } }])]));
-    await engine.sealAll(); // segment written with v: Int64
-    await engine.append(input([part('M', [{ ts: 2_000, data: { v: 2.5, extra: 'e' } }])]));
-    assert.equal(engine.listSchemas(ACCOUNT)[0]!.columns.find((c) => c.name === 'v')!.type, 'Float64');
-    await engine.sealAll(); // segment written with v: Float64
-    await engine.append(input([part('M', [{ ts: 3_000, data: { v: 'three', when: '2024-01-01T00:00:00Z' } }], ['when'])]));
-    await engine.append(input([part('M', [{ ts: 4_000, data: { v: true, when: 'not a date' } }])]));
-    const cols = engine.listSchemas(ACCOUNT)[0]!.columns;
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('M', [{ ts: 1_000, data: { v: 1 } }])]));
+    await t.engine.sealAll(); // segment written with v: Int64
+    await t.engine.append(input([part('M', [{ ts: 2_000, data: { v: 2.5, extra: 'e' } }])]));
+    assert.equal(t.engine.listSchemas(ACCOUNT)[0]!.columns.find((c) => c.name === 'v')!.type, 'Float64');
+    await t.engine.sealAll(); // segment written with v: Float64
+    await t.engine.append(input([part('M', [{ ts: 3_000, data: { v: 'three', when: '2024-01-01T00:00:00Z' } }], ['when'])]));
+    await t.engine.append(input([part('M', [{ ts: 4_000, data: { v: true, when: 'not a date' } }])]));
+    const cols = t.engine.listSchemas(ACCOUNT)[0]!.columns;
     assert.equal(cols.find((c) => c.name === 'v')!.type, 'String');
     assert.equal(cols.find((c) => c.name === 'when')!.type, 'String');
-    const rows = await scanRows(engine, 'M', (r) => `SELECT v, extra, "when" FROM ${r} ORDER BY "timestamp"`);
+    const rows = await scanRows(t.engine, 'M', (r) => `SELECT v, extra, "when" FROM ${r} ORDER BY "timestamp"`);
     assert.deepEqual(rows, [
       { v: '1', extra: null, when: null },
       { v: '2.5', extra: 'e', when: null },
@@ -124,39 +113,39 @@ describe('storage engine', function () {
   });
 
   it('stores a request with an idempotency key once, also across a restart, and refuses a different body under the key', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     const req = input([part('Idem', entries(10))], { idempotencyKey: 'k-1', contentHash: 'h1' });
-    assert.deepEqual(await engine.append(req), { rowsStored: 10, duplicate: false });
-    assert.deepEqual(await engine.append(req), { rowsStored: 0, duplicate: true });
+    assert.deepEqual(await t.engine.append(req), { rowsStored: 10, duplicate: false });
+    assert.deepEqual(await t.engine.append(req), { rowsStored: 0, duplicate: true });
     // Concurrent retries in one group commit.
     const req2 = input([part('Idem', entries(5, undefined, 100))], { idempotencyKey: 'k-2', contentHash: 'h2' });
-    const both = await Promise.all([engine.append(req2), engine.append(req2), engine.append(req2)]);
+    const both = await Promise.all([t.engine.append(req2), t.engine.append(req2), t.engine.append(req2)]);
     assert.equal(both.filter((r) => !r.duplicate).length, 1);
     await assert.rejects(
-      engine.append(input([part('Idem', entries(1))], { idempotencyKey: 'k-1', contentHash: 'other' })),
+      t.engine.append(input([part('Idem', entries(1))], { idempotencyKey: 'k-1', contentHash: 'other' })),
       (err: unknown) => err instanceof StrataError && err.kind === 'conflict',
     );
-    await engine.close();
-    engine = await openEngine(tmp.dir);
-    assert.deepEqual(await engine.append(req), { rowsStored: 0, duplicate: true });
-    const [count] = await scanRows(engine, 'Idem', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`);
+    await t.engine.close();
+    t.engine = await openEngine(t.dir);
+    assert.deepEqual(await t.engine.append(req), { rowsStored: 0, duplicate: true });
+    const [count] = await scanRows(t.engine, 'Idem', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`);
     assert.equal(count!.n, 15);
   });
 
   it('keys are per account: the same key in another account is a different request', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     const other = '00000000-0000-0000-0000-0000000000b2';
-    await engine.append(input([part('A', entries(1))], { idempotencyKey: 'same' }));
-    const r = await engine.append(input([part('A', entries(1))], { idempotencyKey: 'same', accountId: other }));
+    await t.engine.append(input([part('A', entries(1))], { idempotencyKey: 'same' }));
+    const r = await t.engine.append(input([part('A', entries(1))], { idempotencyKey: 'same', accountId: other }));
     assert.equal(r.duplicate, false);
   });
 
   it('fails only the bad request of a group commit, writing nothing of it', async () => {
-    engine = await openEngine(tmp.dir);
-    const good = Array.from({ length: 5 }, (_, i) => engine!.append(input([part('G', entries(20, undefined, i * 20))])));
+    t.engine = await openEngine(t.dir);
+    const good = Array.from({ length: 5 }, (_, i) => t.engine!.append(input([part('G', entries(20, undefined, i * 20))])));
     const badPart = part('G', entries(3, undefined, 1000));
     badPart.rowCount = 4; // declares more rows than it holds
-    const bad = engine.append(input([part('G', entries(2, undefined, 2000)), badPart]));
+    const bad = t.engine.append(input([part('G', entries(2, undefined, 2000)), badPart]));
     const results = await Promise.allSettled([...good, bad]);
     assert.deepEqual(
       results.slice(0, 5).map((r) => r.status),
@@ -164,33 +153,33 @@ describe('storage engine', function () {
     );
     assert.equal(results[5]!.status, 'rejected');
     assert.match(String((results[5] as PromiseRejectedResult).reason.message), /declared 4 rows but holds 3/);
-    const [count] = await scanRows(engine, 'G', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`);
+    const [count] = await scanRows(t.engine, 'G', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`);
     assert.equal(count!.n, 100);
   });
 
   it('refuses rows that do not match their declared types as invalid', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     const p = part('T', [{ ts: 1, data: { n: 1 } }]);
     p.rows = Buffer.from(JSON.stringify({ '@ts': 1000, '@id': '0b7c5a3e-1d2f-4c5b-8a9e-123456789abc', n: 'x' }));
-    await assert.rejects(engine.append(input([p])), (err: unknown) => err instanceof StrataError && err.kind === 'invalid');
-    assert.deepEqual(engine.listSchemas(ACCOUNT), []);
+    await assert.rejects(t.engine.append(input([p])), (err: unknown) => err instanceof StrataError && err.kind === 'invalid');
+    assert.deepEqual(t.engine.listSchemas(ACCOUNT), []);
   });
 
   it('seals hot rows into a ZSTD Parquet segment sorted by timestamp with statistics, listed in the catalog', async () => {
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     // Out of order on purpose.
-    await engine.append(input([part('S', entries(500, Date.UTC(2024, 0, 1), 500))]));
-    await engine.append(input([part('S', entries(500, Date.UTC(2024, 0, 1), 0))]));
-    assert.equal(engine.hotRows(ACCOUNT, 'S'), 1000);
-    const [segment] = await engine.sealAll();
+    await t.engine.append(input([part('S', entries(500, Date.UTC(2024, 0, 1), 500))]));
+    await t.engine.append(input([part('S', entries(500, Date.UTC(2024, 0, 1), 0))]));
+    assert.equal(t.engine.hotRows(ACCOUNT, 'S'), 1000);
+    const [segment] = await t.engine.sealAll();
     assert.ok(segment);
-    assert.equal(engine.hotRows(ACCOUNT, 'S'), 0);
+    assert.equal(t.engine.hotRows(ACCOUNT, 'S'), 0);
     assert.equal(segment.rowCount, 1000);
     assert.equal(segment.minTsUs, Date.UTC(2024, 0, 1) * 1000);
     assert.equal(segment.maxTsUs, (Date.UTC(2024, 0, 1) + 999_000) * 1000);
-    const file = path.join(engine.paths.segments, segment.fileName);
+    const file = path.join(t.engine.paths.segments, segment.fileName);
     assert.ok(existsSync(file));
-    const listed = await engine.listSegments(ACCOUNT);
+    const listed = await t.engine.listSegments(ACCOUNT);
     assert.deepEqual(
       listed.map((s) => [s.segmentId, s.schema, s.rowCount, s.byteSize]),
       [[segment.segmentId, 'S', 1000, segment.byteSize]],
@@ -214,14 +203,14 @@ describe('storage engine', function () {
     db.closeSync();
 
     // Still queryable, hot and sealed together, with the time range applied.
-    await engine.append(input([part('S', entries(10, Date.UTC(2024, 0, 1), 1000))]));
+    await t.engine.append(input([part('S', entries(10, Date.UTC(2024, 0, 1), 1000))]));
     const [all] = await scanRows(
-      engine,
+      t.engine,
       'S',
       (r) => `SELECT count(*)::INTEGER AS n, count(DISTINCT seq)::INTEGER AS d FROM ${r}`,
     );
     assert.deepEqual(all, { n: 1010, d: 1010 });
-    const [ranged] = await scanRows(engine, 'S', (r) => `SELECT count(*)::INTEGER AS n, min(seq)::INTEGER AS lo FROM ${r}`, {
+    const [ranged] = await scanRows(t.engine, 'S', (r) => `SELECT count(*)::INTEGER AS n, min(seq)::INTEGER AS lo FROM ${r}`, {
       fromMs: Date.UTC(2024, 0, 1) + 100_000,
       toMs: Date.UTC(2024, 0, 1) + 1_005_000,
     });
@@ -229,46 +218,46 @@ describe('storage engine', function () {
   });
 
   it('seals by itself once hot rows reach the row threshold', async () => {
-    engine = await openEngine(tmp.dir, { sealRows: 100, maintenanceIntervalMs: 50 });
-    await engine.append(input([part('Auto', entries(150))]));
+    t.engine = await openEngine(t.dir, { sealRows: 100, maintenanceIntervalMs: 50 });
+    await t.engine.append(input([part('Auto', entries(150))]));
     const deadline = Date.now() + 10_000;
-    while ((await engine.listSegments(ACCOUNT)).length === 0 && Date.now() < deadline)
+    while ((await t.engine.listSegments(ACCOUNT)).length === 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 50));
-    assert.equal((await engine.listSegments(ACCOUNT)).length, 1);
-    assert.equal(engine.hotRows(ACCOUNT, 'Auto'), 0);
+    assert.equal((await t.engine.listSegments(ACCOUNT)).length, 1);
+    assert.equal(t.engine.hotRows(ACCOUNT, 'Auto'), 0);
   });
 
   it('has every committed row, segment and schema after a restart and deletes unlisted files', async () => {
-    engine = await openEngine(tmp.dir);
-    await engine.append(input([part('R', entries(300))]));
-    await engine.sealAll();
-    await engine.append(input([part('R', entries(200, undefined, 300)), part('R2', entries(7))]));
-    const orphanDir = path.join(engine.paths.segments, '1');
-    await engine.close();
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('R', entries(300))]));
+    await t.engine.sealAll();
+    await t.engine.append(input([part('R', entries(200, undefined, 300)), part('R2', entries(7))]));
+    const orphanDir = path.join(t.engine.paths.segments, '1');
+    await t.engine.close();
     const orphan = path.join(orphanDir, '11111111-1111-4111-8111-111111111111.parquet');
     writeFileSync(orphan, 'left by a crashed seal');
     writeFileSync(`${orphan}.tmp`, 'left by a crashed compaction');
-    engine = await openEngine(tmp.dir);
+    t.engine = await openEngine(t.dir);
     assert.ok(!existsSync(orphan));
     assert.ok(!existsSync(`${orphan}.tmp`));
     assert.deepEqual(
-      engine.listSchemas(ACCOUNT).map((s) => s.schema),
+      t.engine.listSchemas(ACCOUNT).map((s) => s.schema),
       ['R', 'R2'],
     );
-    const [r] = await scanRows(engine, 'R', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
+    const [r] = await scanRows(t.engine, 'R', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 500);
-    assert.equal(engine.hotRows(ACCOUNT, 'R'), 200);
+    assert.equal(t.engine.hotRows(ACCOUNT, 'R'), 200);
   });
 
   it('refuses a second open of the same data path in one process', async () => {
-    engine = await openEngine(tmp.dir);
-    await assert.rejects(openEngine(tmp.dir), /already open/);
+    t.engine = await openEngine(t.dir);
+    await assert.rejects(openEngine(t.dir), /already open/);
   });
 
   it('gives several schemas in one consistent snapshot', async () => {
-    engine = await openEngine(tmp.dir);
-    await engine.append(input([part('A', entries(3)), part('B', entries(4))]));
-    const snap = await engine.openSnapshot(ACCOUNT, [{ schema: 'A' }, { schema: 'Nope' }, { schema: 'B' }]);
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('A', entries(3)), part('B', entries(4))]));
+    const snap = await t.engine.openSnapshot(ACCOUNT, [{ schema: 'A' }, { schema: 'Nope' }, { schema: 'B' }]);
     try {
       assert.deepEqual(
         snap.relations.map((r) => r.schema),
@@ -287,17 +276,17 @@ describe('storage engine', function () {
   });
 
   it('releases a snapshot once, and close() waits for a release still under way', async () => {
-    engine = await openEngine(tmp.dir);
-    await engine.append(input([part('A', entries(3))]));
-    const snap = await engine.openSnapshot(ACCOUNT, [{ schema: 'A' }]);
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('A', entries(3))]));
+    const snap = await t.engine.openSnapshot(ACCOUNT, [{ schema: 'A' }]);
     // The query service leaves the release running while it answers; close comes meanwhile.
     const first = snap.release();
     assert.equal(snap.release(), first);
-    const closing = engine.close();
+    const closing = t.engine.close();
     await first;
     await closing;
-    engine = await openEngine(tmp.dir);
-    const [r] = await scanRows(engine, 'A', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
+    t.engine = await openEngine(t.dir);
+    const [r] = await scanRows(t.engine, 'A', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 3);
   });
 });

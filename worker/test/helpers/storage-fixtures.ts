@@ -18,6 +18,25 @@ export function tempDir(prefix = 'strata-worker-'): { dir: string; cleanup(): vo
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * The mocha hooks every storage test shares: a fresh data directory per test (`t.dir`), and the
+ * engine the test opened (`t.engine`) closed after it, before the directory is removed.
+ */
+export function storageTestContext(): { dir: string; engine: StorageEngine | undefined } {
+  const t: { dir: string; engine: StorageEngine | undefined } = { dir: '', engine: undefined };
+  let tmp: ReturnType<typeof tempDir> | undefined;
+  beforeEach(() => {
+    tmp = tempDir();
+    t.dir = tmp.dir;
+  });
+  afterEach(async () => {
+    await t.engine?.close();
+    t.engine = undefined;
+    tmp?.cleanup();
+  });
+  return t;
+}
+
 /** A guard reading a settable number instead of the file system. */
 export function fakeGuard(minimumFreeBytes = 0, free = { bytes: 1e12 }): FreeSpaceGuard {
   return new FreeSpaceGuard({ path: '/', minimumFreeBytes, statFreeBytes: async () => free.bytes, log: testLog() });
