@@ -215,6 +215,9 @@ describe('storage engine', function () {
       toMs: Date.UTC(2024, 0, 1) + 1_005_000,
     });
     assert.deepEqual(ranged, { n: 905, lo: 100 });
+    // Segment footers are parsed once, not per query (segment files never change once written).
+    const [setting] = await scanRows(t.engine, 'S', () => "SELECT current_setting('parquet_metadata_cache') AS on");
+    assert.deepEqual(setting, { on: true });
   });
 
   it('seals by itself once hot rows reach the row threshold', async () => {
