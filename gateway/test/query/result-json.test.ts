@@ -66,6 +66,29 @@ describe('query result JSON', () => {
     );
   });
 
+  it('writes repeated and distinct strings and DateTimes exactly, whether their texts are reused or not', () => {
+    // Repeats from the start (texts reused, past the memo's size cap), distinct values from the
+    // start (reuse dropped after the sample) and then repeats, and nulls among repeats.
+    const repeatsFirst = Array.from({ length: 6_000 }, (_, r) => (r < 300 ? r % 10 : r < 5_300 ? r : r % 17));
+    const distinctFirst = Array.from({ length: 1_000 }, (_, r) => (r < 400 ? r : r % 3));
+    for (const keys of [repeatsFirst, distinctFirst]) {
+      same({
+        columns: [
+          { name: 'host', type: 'string', id: 'c0' },
+          { name: 'bin', type: 'datetime', id: 'c1' },
+          { name: 'n', type: 'long', id: 'c2' },
+        ],
+        values: [
+          keys.map((k) => (k % 7 === 6 ? null : `host "${k}" ü`)),
+          keys.map((k) => (k % 11 === 10 ? null : 1_700_000_000_000_000n + BigInt(k) * 300_000_000n)),
+          keys.map((_, r) => BigInt(r)),
+        ],
+        rowCount: keys.length,
+        truncated: false,
+      });
+    }
+  });
+
   it('keeps only rowCount rows, the truncated flag and the render hint', () => {
     same({
       columns: [{ name: 'n', type: 'long', id: 'c0' }],
