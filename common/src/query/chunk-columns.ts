@@ -40,6 +40,14 @@ function toWire(value: DuckDBValue, typeId: DuckDBTypeId): WireValue {
   }
 }
 
+/** A vector's validity mask (null: every value is valid), as bytes of little-endian 64-bit words. */
+function validityMask(vector: duckdb.Vector, n: number): Uint8Array | null {
+  return duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null;
+}
+
+/** A set bit marks a valid value. */
+const isValid = (mask: Uint8Array, r: number) => (((mask[r >> 3] as number) >> (r & 7)) & 1) === 1;
+
 /**
  * VARCHAR values of a vector: DuckDB's string_t is 16 bytes, a uint32 length then either the
  * bytes inline (up to 12) or a 4-byte prefix and a pointer to them.
@@ -48,7 +56,7 @@ function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null
   const data = duckdb.vector_get_data(vector, n * 16);
   const bytes = Buffer.from(data.buffer, data.byteOffset, n * 16);
   for (let r = 0; r < n; r++) {
-    if (mask && !(((mask[r >> 3] as number) >> (r & 7)) & 1)) {
+    if (mask && !isValid(mask, r)) {
       target.push(null);
       continue;
     }
@@ -69,7 +77,7 @@ export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: Duc
     const n = chunk.rowCount;
     if (n === 0) return;
     const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
-    appendStrings(vector, n, duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null, target);
+    appendStrings(vector, n, validityMask(vector, n), target);
     return;
   }
   const kind = fixedWidth(typeId);
@@ -85,13 +93,12 @@ export function appendChunkColumn(chunk: DuckDBDataChunk, i: number, typeId: Duc
     kind === 'int64'
       ? eightByteView(data, n, (b, o, l) => new BigInt64Array(b, o, l))
       : eightByteView(data, n, (b, o, l) => new Float64Array(b, o, l));
-  // No mask: every value is valid. A set bit marks a valid value (64-bit little-endian words).
-  const mask = duckdb.vector_get_validity(vector, Math.ceil(n / 64) * 8) as Uint8Array | null;
+  const mask = validityMask(vector, n);
   if (!mask) {
     for (let r = 0; r < n; r++) target.push(values[r] as bigint | number);
     return;
   }
-  for (let r = 0; r < n; r++) target.push(((mask[r >> 3] as number) >> (r & 7)) & 1 ? (values[r] as bigint | number) : null);
+  for (let r = 0; r < n; r++) target.push(isValid(mask, r) ? (values[r] as bigint | number) : null);
 }
 
 /**
