@@ -8,7 +8,7 @@ import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChannelPool, createCoordinator, createLogger, loadConfigObject } from '@strata/common';
+import { ChannelPool, createCoordinator, createLogger, loadConfigObject, loadInternalIdentity, ROLE_NAMES } from '@strata/common';
 import { startGateway } from '@strata/gateway';
 import { startMaster } from '@strata/master';
 import { startWorkerWith } from '@strata/worker';
@@ -146,8 +146,10 @@ export async function startCluster(name, workerCount) {
   const config = loadConfigObject(base, {});
   const log = createLogger(name, { level: 'warn' });
   const coordinator = await createCoordinator(config, log);
-  const channels = new ChannelPool();
-  const ctx = (cfg) => ({ config: cfg, log, coordinator, channels });
+  // Every role of the in-process cluster shares one identity (mutual TLS, as in a deployment).
+  const identity = loadInternalIdentity(config.internalTls, ROLE_NAMES);
+  const channels = new ChannelPool(identity);
+  const ctx = (cfg) => ({ config: cfg, log, coordinator, channels, identity });
   const roles = [await startMaster(ctx(config))];
   const workers = [];
   for (let w = 0; w < workerCount; w++) {

@@ -3,7 +3,10 @@
 // same server and client helpers the roles use. Median of 300 calls per size.
 //
 //   npx tsc -b tsconfig.build.json && node bench/query/grpc-cost.mjs
-import { ChannelPool, createLogger, implementService, startGrpcServer } from '@strata/common';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ChannelPool, createLogger, implementService, loadInternalIdentity, ROLE_NAMES, startGrpcServer } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 
 const SIZES = [0, 10_000, 100_000, 300_000, 1_000_000];
@@ -28,8 +31,12 @@ const implementation = implementService(
   },
   createLogger('grpc-cost', { level: 'warn' }),
 );
-const { server, port } = await startGrpcServer('127.0.0.1:0', [{ definition: QueryServiceService, implementation }]);
-const channels = new ChannelPool();
+// Mutual TLS as between deployed roles: the figures include what authenticated transport costs.
+const tlsDir = mkdtempSync(path.join(tmpdir(), 'grpc-cost-tls-'));
+process.once('exit', () => rmSync(tlsDir, { recursive: true, force: true }));
+const identity = loadInternalIdentity({ generateDir: tlsDir, refreshIntervalSeconds: 60 }, ROLE_NAMES);
+const { server, port } = await startGrpcServer('127.0.0.1:0', [{ definition: QueryServiceService, implementation }], identity);
+const channels = new ChannelPool(identity);
 const client = channels.client(QueryServiceService, `127.0.0.1:${port}`);
 const request = { accountId: 'a', schema: 's', sql: 'WITH x', params: [], sourceColumns: [], columns: [] };
 try {

@@ -1,6 +1,7 @@
 import type { ResolvedConfig } from './config/load.js';
 import type { Coordinator } from './coordinator/coordinator.js';
 import type { ChannelPool } from './grpc/client.js';
+import type { InternalIdentity } from './grpc/internal-identity.js';
 import type { Logger } from './logging.js';
 
 /**
@@ -13,6 +14,8 @@ export interface RoleContext {
   log: Logger;
   coordinator: Coordinator;
   channels: ChannelPool;
+  /** The process's mutual-TLS identity; roles serve gRPC with it (startGrpcServer). */
+  identity: InternalIdentity;
 }
 
 /** A running role. */

@@ -4,9 +4,11 @@ import {
   createCoordinator,
   createLogger,
   errorFields,
+  loadInternalIdentity,
   type ResolvedConfig,
   type RoleContext,
   type RoleHandle,
+  type RoleName,
   type RoleStarter,
 } from '@strata/common';
 import { startGateway } from '@strata/gateway';
@@ -29,7 +31,13 @@ export interface RunningProcess {
 export async function startProcess(config: ResolvedConfig): Promise<RunningProcess> {
   const log = createLogger('process', { level: config.log.level });
   const coordinator = await createCoordinator(config, componentLogger(log, 'coordinator'));
-  const channels = new ChannelPool();
+  const enabled: RoleName[] = [];
+  if (config.database.enable) enabled.push('database');
+  if (config.backend.enable) enabled.push('backend');
+  if (config.gateway.enable) enabled.push('gateway');
+  const identity = loadInternalIdentity(config.internalTls, enabled);
+  log.info({ internalTls: identity.source }, 'internal gRPC traffic uses mutual TLS');
+  const channels = new ChannelPool(identity);
   const roles: RoleHandle[] = [];
   const plan: [boolean, string, RoleStarter][] = [
     [config.database.enable, 'database', startMaster],
@@ -48,7 +56,7 @@ export async function startProcess(config: ResolvedConfig): Promise<RunningProce
   try {
     for (const [enabled, name, start] of plan) {
       if (!enabled) continue;
-      const ctx: RoleContext = { config, log: createLogger(name, { level: config.log.level }), coordinator, channels };
+      const ctx: RoleContext = { config, log: createLogger(name, { level: config.log.level }), coordinator, channels, identity };
       roles.push(await start(ctx));
     }
     if (config.ops.enable) opsServer = await startOpsServer(config.ops.host, config.ops.port, () => roles);

@@ -1,5 +1,4 @@
-import type { ChannelPool, Coordinator, Logger, ResolvedConfig } from '@strata/common';
-import type { LoginThrottle } from './auth/login-throttle.js';
+import type { ChannelPool, Coordinator, Logger, LoginThrottle, ResolvedConfig } from '@strata/common';
 import type { PrincipalLoader } from './auth/principal-loader.js';
 import type { TokenService } from './auth/token-service.js';
 import type { ClientAddressResolver } from './inflow/client-address.js';

@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
-import { componentLogger, type RoleHandle, type RoleStarter } from '@strata/common';
-import { LoginThrottle } from './auth/login-throttle.js';
+import { componentLogger, LoginThrottle, type RoleHandle, type RoleStarter } from '@strata/common';
 import { PrincipalLoader } from './auth/principal-loader.js';
 import { TokenService } from './auth/token-service.js';
 import type { GatewayDeps } from './gateway-deps.js';

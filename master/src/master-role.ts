@@ -44,7 +44,12 @@ export const startMaster: RoleStarter = async (ctx) => {
     return leader;
   };
 
-  const { server, port } = await startGrpcServer(ctx.config.database.endpoint, masterServices(requireLeader, log));
+  const { server, port } = await startGrpcServer(
+    ctx.config.database.endpoint,
+    masterServices(requireLeader, log),
+    ctx.identity,
+    (refusal) => log.warn(refusal, 'refused an internal call: the caller lacks the role'),
+  );
   const advertised = ctx.config.database.advertiseEndpoint ?? withPort(ctx.config.database.endpoint, port);
 
   const stepDown = async (reason: string) => {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ChannelPool, createLogger, EmbeddedCoordinator, loadConfigObject, type RoleContext } from '@strata/common';
+import { testIdentity } from '@strata/common/testing';
 import { CompactionScheduler } from '@strata/master';
 import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
 import { startWorkerWith, type WorkerHandle } from '@strata/worker';
@@ -48,12 +49,13 @@ describe('compaction cycle (master scheduler → worker over gRPC)', function ()
     const dataPath = mkdtempSync(path.join(tmpdir(), 'strata-compaction-'));
     const log = createLogger('test', { level: 'silent' });
     const coordinator = new EmbeddedCoordinator(log);
-    const channels = new ChannelPool();
+    const channels = new ChannelPool(testIdentity());
     const ctx: RoleContext = {
       config: loadConfigObject({ backend: { enable: true, endpoint: '127.0.0.1:0', dataPath, minimumFreeSpaceBytes: 0 } }, {}),
       log,
       coordinator,
       channels,
+      identity: testIdentity(),
     };
     const worker = await startWorkerWith(ctx);
     try {

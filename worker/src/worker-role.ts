@@ -121,7 +121,9 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       ),
     };
     const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, cores, executorSettings, log, ctx }))];
-    const started = await startGrpcServer(ctx.config.backend.endpoint, services);
+    const started = await startGrpcServer(ctx.config.backend.endpoint, services, ctx.identity, (refusal) =>
+      log.warn(refusal, 'refused an internal call: the caller lacks the role'),
+    );
     server = started.server;
     if (!widenServerFlowControl(server)) log.warn('could not widen the gRPC flow-control windows; large batches arrive slower');
     endpoint = endpointWithPort(ctx.config.backend.advertiseEndpoint ?? ctx.config.backend.endpoint, started.port);

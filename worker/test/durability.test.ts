@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChannelPool } from '@strata/common';
+import { testIdentity } from '@strata/common/testing';
 import { ColumnType, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import { ACCOUNT, openEngine, scanRows, tempDir } from './helpers/storage-fixtures.js';
 
@@ -71,7 +72,7 @@ describe('durability', function () {
 
   it('a worker killed with SIGKILL during a stream of acknowledged batches loses none of them after restart', async () => {
     const tmp = tempDir();
-    const channels = new ChannelPool();
+    const channels = new ChannelPool(testIdentity(['gateway']));
     const acked = new Set<number>();
     const sent = new Set<number>();
     let next = 0;

@@ -11,7 +11,7 @@ import {
   startGrpcServer,
   stopGrpcServer,
 } from '@strata/common';
-import { waitFor } from '@strata/common/testing';
+import { testIdentity, waitFor } from '@strata/common/testing';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { ExecutorSettingsPoller } from '../src/executor-settings-poller.js';
 
@@ -25,25 +25,29 @@ async function fakeMaster(state: { limits: ExecutorLimits; standby: boolean }) {
   const unused = async (): Promise<never> => {
     throw new StrataError('invalid', 'not used by this test');
   };
-  const { server, port } = await startGrpcServer('127.0.0.1:0', [
-    {
-      definition: SettingsServiceService,
-      implementation: implementService(
-        SettingsServiceService,
-        {
-          getExecutorSettings: async () => {
-            if (state.standby) throw new StrataError('unavailable', 'This database instance is not the leader.');
-            return state.limits;
+  const { server, port } = await startGrpcServer(
+    '127.0.0.1:0',
+    [
+      {
+        definition: SettingsServiceService,
+        implementation: implementService(
+          SettingsServiceService,
+          {
+            getExecutorSettings: async () => {
+              if (state.standby) throw new StrataError('unavailable', 'This database instance is not the leader.');
+              return state.limits;
+            },
+            getSystemSettings: unused,
+            setSystemSettings: unused,
+            getAccountSettings: unused,
+            setAccountSetting: unused,
           },
-          getSystemSettings: unused,
-          setSystemSettings: unused,
-          getAccountSettings: unused,
-          setAccountSetting: unused,
-        },
-        log,
-      ),
-    },
-  ]);
+          log,
+        ),
+      },
+    ],
+    testIdentity(['database']),
+  );
   return { server, endpoint: `127.0.0.1:${port}` };
 }
 
@@ -60,7 +64,7 @@ describe('ExecutorSettingsPoller', () => {
 
   beforeEach(() => {
     coordinator = new EmbeddedCoordinator(log);
-    channels = new ChannelPool();
+    channels = new ChannelPool(testIdentity(['backend']));
   });
 
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ChannelPool, EmbeddedCoordinator, loadConfigObject, type RoleContext, StrataError } from '@strata/common';
-import { waitFor } from '@strata/common/testing';
+import { testIdentity, waitFor } from '@strata/common/testing';
 import { ColumnType, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
@@ -14,7 +14,8 @@ function context(dataPath: string, minimumFreeSpaceBytes: number): RoleContext {
     config: loadConfigObject({ backend: { enable: true, endpoint: '127.0.0.1:0', dataPath, minimumFreeSpaceBytes } }, {}),
     log,
     coordinator: new EmbeddedCoordinator(log),
-    channels: new ChannelPool(),
+    channels: new ChannelPool(testIdentity()),
+    identity: testIdentity(),
   };
 }
 

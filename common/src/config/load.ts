@@ -18,6 +18,7 @@ export class ConfigError extends Error {
 export type ResolvedConfig = StrataConfig & {
   database: StrataConfig['database'] & { dataPath: string };
   backend: StrataConfig['backend'] & { dataPath: string };
+  internalTls: StrataConfig['internalTls'] & { generateDir: string };
 };
 
 export const ENV_PREFIX = 'STRATA_';
@@ -131,6 +132,10 @@ export function validateConfig(raw: unknown, problems: string[] = []): ResolvedC
     dataRoot,
     database: { ...cfg.database, dataPath: path.resolve(cfg.database.dataPath ?? path.join(dataRoot, 'database')) },
     backend: { ...cfg.backend, dataPath: path.resolve(cfg.backend.dataPath ?? path.join(dataRoot, 'backend')) },
+    internalTls: {
+      ...cfg.internalTls,
+      generateDir: path.resolve(cfg.internalTls.generateDir ?? path.join(dataRoot, 'secrets', 'internal-tls')),
+    },
   };
 }
 

@@ -115,6 +115,25 @@ export const configSchema = z
       })
       .prefault({}),
 
+    internalTls: z
+      .strictObject({
+        /**
+         * PEM files of the internal mutual-TLS identity (all three or none): the CA that signs every
+         * role's certificate, this process's certificate (its roles as DNS names
+         * `<role>.role.strata`) and key. Re-read every `refreshIntervalSeconds` (rotation).
+         */
+        caFile: z.string().min(1).optional(),
+        certFile: z.string().min(1).optional(),
+        keyFile: z.string().min(1).optional(),
+        refreshIntervalSeconds: z.number().int().min(1).max(86_400).default(60),
+        /**
+         * Without the files: where a self-generated CA is kept (created on first start); default
+         * `<dataRoot>/secrets/internal-tls`. Only processes sharing this directory trust each other.
+         */
+        generateDir: z.string().optional(),
+      })
+      .prefault({}),
+
     auth: z
       .strictObject({
         jwt: z
@@ -156,6 +175,11 @@ export function crossFieldProblems(input: unknown): { path: (string | number)[];
     setupService?: { accounts?: { accountName?: unknown }[]; users?: { defaultAccounts?: { accountName?: unknown }[] }[] };
   };
   const problems: { path: (string | number)[]; message: string }[] = [];
+  const tls = (cfg as { internalTls?: Record<string, unknown> }).internalTls ?? {};
+  const tlsFiles = ['caFile', 'certFile', 'keyFile'].filter((k) => tls[k] !== undefined);
+  if (tlsFiles.length > 0 && tlsFiles.length < 3) {
+    problems.push({ path: ['internalTls'], message: 'caFile, certFile and keyFile go together: set all three or none' });
+  }
   if (cfg.gateway?.enable === true && !cfg.auth?.jwt?.signingKey) {
     problems.push({ path: ['auth', 'jwt', 'signingKey'], message: 'is required when gateway.enable is true' });
   }

@@ -1,5 +1,8 @@
-import { Client, credentials, type CallOptions as GrpcCallOptions, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Client, type CallOptions as GrpcCallOptions, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { StrataError } from '../errors.js';
+import type { InternalIdentity } from './internal-identity.js';
+import type { RoleName } from './role-identity.js';
+import { accessOf, splitMethodPath } from './service-access.js';
 import { fromServiceError } from './status.js';
 
 /**
@@ -58,23 +61,33 @@ function grpcOptions(options: CallOptions): Partial<GrpcCallOptions> {
   return { deadline: Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS) };
 }
 
-/** One HTTP/2 channel per endpoint, shared by every service on that endpoint. */
+/**
+ * One HTTP/2 channel per endpoint and server role, shared by every service of that role there.
+ * Channels are mutual TLS with the process's identity; each one accepts only a server whose
+ * certificate holds the role the called service belongs to (SERVICE_ACCESS).
+ */
 export class ChannelPool {
   private readonly channels = new Map<string, Client>();
 
-  channel(endpoint: string): Client {
-    let client = this.channels.get(endpoint);
+  constructor(private readonly identity: InternalIdentity) {}
+
+  channel(endpoint: string, serverRole: RoleName): Client {
+    const key = `${serverRole}@${endpoint}`;
+    let client = this.channels.get(key);
     if (!client) {
-      client = new Client(endpoint, credentials.createInsecure(), CHANNEL_OPTIONS);
-      this.channels.set(endpoint, client);
+      client = new Client(endpoint, this.identity.channelCredentials(serverRole), CHANNEL_OPTIONS);
+      this.channels.set(key, client);
     }
     return client;
   }
 
-  /** Closes and forgets the channel of an endpoint (e.g. a worker that left). */
+  /** Closes and forgets the channels of an endpoint (e.g. a worker that left). */
   drop(endpoint: string): void {
-    this.channels.get(endpoint)?.close();
-    this.channels.delete(endpoint);
+    for (const [key, client] of this.channels) {
+      if (key.slice(key.indexOf('@') + 1) !== endpoint) continue;
+      client.close();
+      this.channels.delete(key);
+    }
   }
 
   close(): void {
@@ -83,7 +96,9 @@ export class ChannelPool {
   }
 
   client<Def extends Record<string, MethodDef>>(definition: Def, endpoint: string): PromiseClient<Def> {
-    const channel = this.channel(endpoint);
+    const first = Object.values(definition)[0];
+    if (!first) throw new Error('a gRPC client needs a service definition with methods');
+    const channel = this.channel(endpoint, accessOf(splitMethodPath(first.path).service).server);
     const out: Record<string, unknown> = {};
     for (const [name, def] of Object.entries(definition)) {
       out[name] = def.responseStream

@@ -2,4 +2,5 @@
 // Not part of the runtime API; nothing under src/ outside this folder imports it.
 
 export * from './etcd-server.js';
+export * from './test-identity.js';
 export * from './wait-for.js';

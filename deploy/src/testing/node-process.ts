@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testTlsDir } from '@strata/common/testing';
 
 /** Path of the `strata` command (deploy/bin/strata.js). */
 export const STRATA_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/strata.js');
@@ -37,7 +38,8 @@ export async function startNodeProcess(
 ): Promise<NodeProcess> {
   const dir = mkdtempSync(path.join(tmpdir(), 'strata-proc-'));
   const file = path.join(dir, 'strata.json');
-  writeFileSync(file, JSON.stringify({ dataRoot: dir, ...config }));
+  // Every process a test run starts trusts the run's one CA unless the test brings its own identity.
+  writeFileSync(file, JSON.stringify({ dataRoot: dir, internalTls: { generateDir: testTlsDir() }, ...config }));
   const child = spawn(process.execPath, [STRATA_BIN, 'start', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfigObject } from '@strata/common';
+import { testTlsDir } from '@strata/common/testing';
 import { type RunningProcess, startProcess } from '../process-runner.js';
 
 export interface TestUser {
@@ -59,6 +60,7 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
     backend: { enable: roles.backend, endpoint: '127.0.0.1:0', minimumFreeSpaceBytes: 0 },
     gateway: { enable: roles.gateway, host: '127.0.0.1', port: 0 },
     ops: { enable: false },
+    internalTls: { generateDir: testTlsDir() },
     log: { level: 'warn' },
     auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
     setupService: {

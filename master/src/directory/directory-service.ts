@@ -1,12 +1,22 @@
-import { type HandlersOf, invalid } from '@strata/common';
+import { type HandlersOf, invalid, LoginThrottle } from '@strata/common';
 import type { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import type { DirectoryRepository } from './directory-repository.js';
 
-/** gRPC handlers of the master's DirectoryService over the repository. */
-export function directoryHandlers(repo: () => DirectoryRepository): HandlersOf<typeof DirectoryServiceService> {
+/**
+ * gRPC handlers of the master's DirectoryService over the repository. Password checks are
+ * throttled here, where they happen, whichever gateway (or caller) asks: the gateways' own
+ * throttle only sees its share of the guesses.
+ */
+export function directoryHandlers(
+  repo: () => DirectoryRepository,
+  throttle: LoginThrottle = new LoginThrottle(),
+): HandlersOf<typeof DirectoryServiceService> {
   return {
     verifyPassword: async (req) => {
+      throttle.check(req.userName);
       const user = await repo().verifyPassword(req.userName, req.password);
+      if (user) throttle.recordSuccess(req.userName);
+      else throttle.recordFailure(req.userName);
       return { ok: user !== undefined, user };
     },
     getUser: async (req) => ({ user: await repo().getUser(req.userId) }),

@@ -19,6 +19,7 @@ import {
   stopGrpcServer,
   type WorkerRegistration,
 } from '@strata/common';
+import { testIdentity } from '@strata/common/testing';
 import {
   distributedRunner,
   executePlan,
@@ -118,7 +119,7 @@ async function startWorker(
   }
   const live = { current: () => limits, onChange: () => undefined };
   const service = queryService(storage, live, log, { batchRows: 500 });
-  const { server, port } = await startGrpcServer('127.0.0.1:0', [service]);
+  const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
   return { dir, storage, server, endpoint: `127.0.0.1:${port}`, service, limits };
 }
 
@@ -152,7 +153,7 @@ const canonical = (r: QueryResult, unorderedLists = false) =>
 
 describe('distributed queries over worker storage and gRPC', function () {
   this.timeout(120_000);
-  const channels = new ChannelPool();
+  const channels = new ChannelPool(testIdentity(['gateway']));
   const merge = new MergeDatabase();
   let two: TestWorker[] = [];
   let one: TestWorker[] = [];

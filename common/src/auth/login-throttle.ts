@@ -1,10 +1,12 @@
-import { StrataError } from '@strata/common';
+import { StrataError } from '../errors.js';
 
 /**
  * Slows down password guessing per user name: after FREE_FAILURES failed sign-ins within the
  * window, further attempts for that name are refused with 429 and Retry-After for a delay that
  * doubles with each failure (1 s, 2 s, 4 s, … up to 5 minutes). A success clears the record.
- * Counted per gateway process and in memory (a restart forgets); documented in docs/api.md.
+ * Counted in memory per process (a restart forgets); documented in docs/api.md. Both the gateway
+ * (per sign-in route) and the master (per VerifyPassword call, where the password is checked, so
+ * that a caller bypassing the gateway or spreading guesses over gateways is slowed as well) use it.
  */
 export class LoginThrottle {
   static readonly FREE_FAILURES = 5;
