@@ -2,12 +2,17 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, loadConfigObject, type ResolvedConfig } from '@strata/common';
 import { startProcess } from './process-runner.js';
 import { DEFAULT_ADMIN_USER_NAME, singleNodeConfig } from './single-node-config.js';
+import { generateTlsFiles } from './tls-command.js';
 
 const USAGE = `Usage:
   strata start [--config FILE]   Start every role FILE enables; without --config, a single node
                                  (every role, data in ./data, HTTP on port 5000).
   strata check-config --config FILE
                                  Validate FILE (and STRATA_* overrides) and print every problem.
+  strata tls generate --out DIR [--days N]
+                                 Write the internal mutual-TLS files: ca.crt/ca.key (kept if
+                                 present: a re-run rotates the role certificates under the same
+                                 CA) and <role>.crt/.key for database, backend and gateway.
   strata --help`;
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration. */
@@ -17,7 +22,12 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        out: { type: 'string' },
+        days: { type: 'string' },
+      },
     });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
@@ -39,6 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${file}: valid\n`);
     return 0;
   }
+  if (command === 'tls') return tlsCommand(parsed.positionals[1], parsed.values.out as string, parsed.values.days as string);
   if (command !== 'start') {
     process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
     return 2;
@@ -73,6 +84,24 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
   });
+}
+
+function tlsCommand(sub: string | undefined, out: string | undefined, daysText: string | undefined): number {
+  const days = daysText === undefined ? 825 : Number(daysText);
+  if (sub !== 'generate' || !out || !Number.isInteger(days) || days < 1) {
+    process.stderr.write(`tls generate needs --out DIR and, optionally, --days N (a whole number ≥ 1)\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const { caCreated, files } = generateTlsFiles(out, days);
+    process.stdout.write(
+      `${caCreated ? 'created a new CA' : 'kept the existing CA'}; wrote:\n${files.map((f) => `  ${f}`).join('\n')}\n`,
+    );
+    return 0;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  }
 }
 
 function loadOrReport(load: () => ResolvedConfig): ResolvedConfig | undefined {

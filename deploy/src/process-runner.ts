@@ -36,6 +36,7 @@ export async function startProcess(config: ResolvedConfig): Promise<RunningProce
   if (config.backend.enable) enabled.push('backend');
   if (config.gateway.enable) enabled.push('gateway');
   const identity = loadInternalIdentity(config.internalTls, enabled);
+  await identity.ready();
   log.info({ internalTls: identity.source }, 'internal gRPC traffic uses mutual TLS');
   const channels = new ChannelPool(identity);
   const roles: RoleHandle[] = [];

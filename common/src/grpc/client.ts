@@ -16,6 +16,9 @@ export const CHANNEL_OPTIONS = {
   'grpc-node.flow_control_window': 16 * 1024 * 1024,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
+  // The TLS server name sent (SNI): servers are checked by role, not host name (internal-identity.ts),
+  // and an IP address as server name is refused by RFC 6066 (Node warns once per process).
+  'grpc.ssl_target_name_override': 'internal.strata',
 } as const;
 
 export const SERVER_OPTIONS = {

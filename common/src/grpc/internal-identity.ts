@@ -29,6 +29,11 @@ export interface InternalTlsSettings {
 export interface InternalIdentity {
   /** Where the identity comes from, for the start-up log (never key material). */
   readonly source: { kind: 'files'; caFile: string; certFile: string } | { kind: 'generated'; dir: string };
+  /**
+   * Resolves once the certificates are loaded (files are read asynchronously); a server started
+   * before that would fail its first handshakes. Rejects when the files cannot be read.
+   */
+  ready(): Promise<void>;
   serverCredentials(): ServerCredentials;
   /** Credentials that accept only a server holding `serverRole`. */
   channelCredentials(serverRole: RoleName): ChannelCredentials;
@@ -61,6 +66,7 @@ export function pemIdentity(caCert: string, own: PemPair, source: InternalIdenti
   const cert = Buffer.from(own.cert);
   return {
     source,
+    ready: async () => undefined,
     serverCredentials: () => ServerCredentials.createSsl(ca, [{ private_key: key, cert_chain: cert }], true),
     channelCredentials: (serverRole) => credentials.createSsl(ca, key, cert, verifierFor(serverRole)),
   };
@@ -69,18 +75,43 @@ export function pemIdentity(caCert: string, own: PemPair, source: InternalIdenti
 function fileIdentity(caFile: string, certFile: string, keyFile: string, refreshSeconds: number): InternalIdentity {
   // Fail at start-up, with the file named, rather than at the first call.
   for (const f of [caFile, certFile, keyFile]) readFileSync(f);
-  const refreshIntervalMs = refreshSeconds * 1000;
-  const caProvider = new experimental.FileWatcherCertificateProvider({ caCertificateFile: caFile, refreshIntervalMs });
-  const identityProvider = new experimental.FileWatcherCertificateProvider({
+  // One provider watches all three files and serves as both the CA and the identity provider:
+  // grpc-js 1.14's createCertificateProviderServerCredentials hands its two providers to the
+  // constructor in swapped order, which a single provider for both makes harmless.
+  const provider = new experimental.FileWatcherCertificateProvider({
+    caCertificateFile: caFile,
     certificateFile: certFile,
     privateKeyFile: keyFile,
-    refreshIntervalMs,
+    refreshIntervalMs: refreshSeconds * 1000,
+  });
+  const loaded = new Promise<void>((resolve, reject) => {
+    let identity = false;
+    let ca = false;
+    const done = () => {
+      if (!identity || !ca) return;
+      provider.removeIdentityCertificateListener(onIdentity);
+      provider.removeCaCertificateListener(onCa);
+      resolve();
+    };
+    const onIdentity = (update: unknown) => {
+      if (!update) return reject(new Error(`cannot read ${certFile} and ${keyFile}`));
+      identity = true;
+      done();
+    };
+    const onCa = (update: unknown) => {
+      if (!update) return reject(new Error(`cannot read ${caFile}`));
+      ca = true;
+      done();
+    };
+    provider.addIdentityCertificateListener(onIdentity);
+    provider.addCaCertificateListener(onCa);
   });
   return {
     source: { kind: 'files', caFile, certFile },
-    serverCredentials: () => experimental.createCertificateProviderServerCredentials(caProvider, identityProvider, true),
+    ready: () => loaded,
+    serverCredentials: () => experimental.createCertificateProviderServerCredentials(provider, provider, true),
     channelCredentials: (serverRole) =>
-      experimental.createCertificateProviderChannelCredentials(caProvider, identityProvider, verifierFor(serverRole)),
+      experimental.createCertificateProviderChannelCredentials(provider, provider, verifierFor(serverRole)),
   };
 }
 

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
@@ -19,7 +18,7 @@ import {
   startGrpcServer,
   stopGrpcServer,
 } from '@strata/common';
-import { testTlsDir } from '@strata/common/testing';
+import { freePort, testTlsDir } from '@strata/common/testing';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
 import { DirectoryServiceService, UpsertUserRequest } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
@@ -55,17 +54,6 @@ type MethodDef = { path: string; responseStream: boolean; requestSerialize: (v: 
 
 const ADMIN = { userId: '00000000-0000-0000-0000-00000000a0a0', username: 'root', password: 'internal-grpc-pw-1' };
 const ATTACKER_USER_ID = '00000000-0000-0000-0000-0000000bad00';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A raw call with an empty protobuf message (every field default): enough to reach a handler. */
 function rawCall(client: Client, def: MethodDef): Promise<ServiceError | undefined> {
