@@ -112,6 +112,24 @@ export const configSchema = z
         prefix: z.string().default('/strata'),
         /** Lease TTL of leader election and worker registrations, in seconds. */
         leaseTtlSeconds: z.number().int().min(1).max(60).default(3),
+        /**
+         * TLS to etcd (https:// endpoints): the CA that signed etcd's server certificate and, for
+         * etcd's --client-cert-auth, this process's client certificate and key (PEM files).
+         */
+        tls: z
+          .strictObject({
+            caFile: z.string().min(1).optional(),
+            certFile: z.string().min(1).optional(),
+            keyFile: z.string().min(1).optional(),
+          })
+          .prefault({}),
+        /** etcd's own user authentication (`etcdctl auth enable`), when used. */
+        auth: z
+          .strictObject({
+            username: z.string().min(1).optional(),
+            password: z.string().optional(),
+          })
+          .prefault({}),
       })
       .prefault({}),
 

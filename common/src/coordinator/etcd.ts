@@ -22,6 +22,10 @@ export interface EtcdCoordinatorOptions {
   leaseTtlSeconds: number;
   /** Deadline of each unary etcd request; streams (watches, keep-alives) have none. */
   requestTimeoutMs?: number;
+  /** PEM contents for TLS to etcd (`etcd.tls.*File`): the CA, and a client certificate and key. */
+  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
+  /** etcd user and password (`etcd.auth`), when etcd's own authentication is enabled. */
+  auth?: { username: string; password: string };
 }
 
 /**
@@ -47,6 +51,10 @@ export class EtcdCoordinator implements Coordinator {
     this.client = new Etcd3({
       hosts: options.endpoints,
       dialTimeout: timeoutMs,
+      ...(options.tls
+        ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
+        : {}),
+      ...(options.auth ? { auth: options.auth } : {}),
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: new Date(Date.now() + timeoutMs) }),
     });
     this.prefix = `${options.prefix.replace(/\/+$/, '')}/`;

@@ -19,6 +19,11 @@ export interface EtcdServerOptions {
   binary?: string;
   /** Bound on start-up until etcd reports healthy. */
   startTimeoutMs?: number;
+  /**
+   * Serve clients over TLS and demand a client certificate signed by `caFile` (etcd's
+   * --client-cert-auth): the server certificate must name 127.0.0.1.
+   */
+  tls?: { caFile: string; certFile: string; keyFile: string };
 }
 
 /** Every etcd started by this process, killed on exit if a test forgot to stop it. */
@@ -59,7 +64,7 @@ export async function startEtcd(options: EtcdServerOptions = {}): Promise<EtcdSe
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      return await startOnce(binary, options.startTimeoutMs ?? 30_000);
+      return await startOnce(binary, options.startTimeoutMs ?? 30_000, options.tls);
     } catch (err) {
       lastError = err;
     }
@@ -67,10 +72,15 @@ export async function startEtcd(options: EtcdServerOptions = {}): Promise<EtcdSe
   throw lastError;
 }
 
-async function startOnce(binary: string, startTimeoutMs: number): Promise<EtcdServer> {
-  const [clientPort, peerPort] = [await freePort(), await freePort()];
+async function startOnce(binary: string, startTimeoutMs: number, tls: EtcdServerOptions['tls']): Promise<EtcdServer> {
+  const [clientPort, peerPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'strata-etcd-'));
-  const clientUrl = `http://127.0.0.1:${clientPort}`;
+  const clientUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${clientPort}`;
+  // Health is read from a plain metrics listener, so the check needs no client certificate.
+  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+  const tlsFlags = tls
+    ? [`--cert-file=${tls.certFile}`, `--key-file=${tls.keyFile}`, `--trusted-ca-file=${tls.caFile}`, '--client-cert-auth']
+    : [];
   const peerUrl = `http://127.0.0.1:${peerPort}`;
   const name = `strata-test-${process.pid}`;
   const child = spawn(
@@ -84,6 +94,8 @@ async function startOnce(binary: string, startTimeoutMs: number): Promise<EtcdSe
       `--initial-advertise-peer-urls=${peerUrl}`,
       `--initial-cluster=${name}=${peerUrl}`,
       '--initial-cluster-state=new',
+      `--listen-metrics-urls=${metricsUrl}`,
+      ...tlsFlags,
       '--logger=zap',
       '--log-outputs=stderr',
       '--log-level=warn',
@@ -122,7 +134,7 @@ async function startOnce(binary: string, startTimeoutMs: number): Promise<EtcdSe
       await stop();
       throw new Error(`etcd exited during start-up: ${stderrTail.trim().split('\n').slice(-3).join(' | ')}`);
     }
-    if (await healthy(clientUrl)) break;
+    if (await healthy(metricsUrl)) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`etcd did not become healthy within ${startTimeoutMs} ms on ${clientUrl}`);
