@@ -1,21 +1,10 @@
 export { EXECUTOR_SETTINGS_POLL_MS, type ExecutorLimitsListener, ExecutorSettingsPoller } from './executor-settings-poller.js';
-export { columnTypeFromProto, columnTypeToProto } from './ingest/column-type-codec.js';
 export { ExecutorLimiter, Permits, threadsFor } from './query/executor-limits.js';
 export { type LiveLimits, queryService } from './query/query-service.js';
 export type { SegmentInfo, TableInfo } from './storage/catalog.js';
-export {
-  type ColumnSchema,
-  type ColumnTypeName,
-  convertSql,
-  type DataType,
-  DUCKDB_TYPE,
-  widen,
-} from './storage/column-types.js';
 export { FreeSpaceGuard, type FreeSpaceState } from './storage/free-space-guard.js';
 export type { AppendInput, AppendPart, AppendResult } from './storage/hot-writer.js';
-export { INFLOW_LIMITS, isValidName, NAME_PATTERN } from './storage/limits.js';
 export type { ScanRange, ScanRelation, ScanSnapshot } from './storage/scan.js';
-export { isReservedFieldName, STAMPED_COLUMNS } from './storage/stamped-columns.js';
 export {
   DEFAULT_STORAGE_TUNING,
   type ScanHandle,

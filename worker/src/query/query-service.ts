@@ -7,6 +7,8 @@
  * and streams its result as column batches. The call's deadline or cancellation interrupts the
  * statement; the scan is always released.
  */
+
+import type { ColumnTypeName } from '@strata/common';
 import {
   type ColumnBatch,
   type ExecutorLimits,
@@ -28,7 +30,6 @@ import {
   QueryServiceService,
   ValueType,
 } from '@strata/proto/query/v1/query';
-import type { ColumnTypeName } from '../storage/column-types.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { ExecutorLimiter } from './executor-limits.js';
 

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ColumnSchema, ColumnTypeName } from './column-types.js';
+import type { ColumnSchema, ColumnTypeName } from '@strata/common';
 
 /**
  * The per-worker catalog lives in the same DuckDB file as the hot buffer, so that a seal (hot rows

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { StrataError } from '@strata/common';
+import { type ColumnSchema, convertSql, DUCKDB_TYPE, StrataError } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
-import { type ColumnSchema, convertSql, DUCKDB_TYPE } from './column-types.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';

@@ -1,15 +1,23 @@
 import { unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { errorFields, type Logger, StrataError } from '@strata/common';
+import {
+  type ColumnSchema,
+  convertSql,
+  type DataType,
+  DUCKDB_TYPE,
+  errorFields,
+  INFLOW_LIMITS,
+  isValidName,
+  type Logger,
+  STAMPED_COLUMNS,
+  StrataError,
+} from '@strata/common';
 import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
-import { type ColumnSchema, convertSql, type DataType, DUCKDB_TYPE } from './column-types.js';
 import type { KeyedMutex } from './keyed-mutex.js';
-import { INFLOW_LIMITS, isValidName } from './limits.js';
 import { type EvolutionPlan, planEvolution } from './schema-evolution.js';
 import { quoteIdent, quoteLiteral } from './sql.js';
-import { STAMPED_COLUMNS } from './stamped-columns.js';
 
 /** The rows of one schema in an append (see proto/strata/ingest/v1/ingest.proto SchemaBatch). */
 export interface AppendPart {

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ColumnSchema, ColumnTypeName } from '@strata/common';
 import { StrataError } from '@strata/common';
 import { hotTableName, type SegmentInfo, segmentsOverlapping, selectTableColumns, selectTableSegments } from './catalog.js';
-import type { ColumnSchema, ColumnTypeName } from './column-types.js';
 import { segmentsSelectSql } from './compactor.js';
 import { quoteIdent } from './sql.js';
 import type { StorageContext } from './storage-context.js';
