@@ -24,3 +24,4 @@ export * from './query/fragment-exec.js';
 export * from './query/param-literals.js';
 export * from './role.js';
 export * from './settings/index.js';
+export * from './sql/quoting.js';

@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { type ColumnSchema, convertSql, DUCKDB_TYPE, StrataError } from '@strata/common';
+import {
+  type ColumnSchema,
+  convertSql,
+  DUCKDB_TYPE,
+  quoteIdent,
+  quoteLiteral,
+  quoteLiteralList,
+  StrataError,
+} from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
-import { quoteIdent, quoteLiteral, quoteLiteralList } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /**

@@ -10,6 +10,8 @@ import {
   INFLOW_LIMITS,
   isValidName,
   type Logger,
+  quoteIdent,
+  quoteLiteral,
   STAMPED_COLUMNS,
   StrataError,
 } from '@strata/common';
@@ -17,7 +19,6 @@ import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './c
 import type { CatalogChanges } from './catalog-changes.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { type EvolutionPlan, planEvolution } from './schema-evolution.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
 
 /** The rows of one schema in an append (see proto/strata/ingest/v1/ingest.proto SchemaBatch). */
 export interface AppendPart {

@@ -1,9 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName } from '@strata/common';
-import { StrataError } from '@strata/common';
+import { quoteIdent, StrataError } from '@strata/common';
 import { hotTableName, type SegmentInfo, segmentsOverlapping, selectTableColumns, selectTableSegments } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
-import { quoteIdent } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /** Time range of a scan in milliseconds since the epoch: from inclusive, to exclusive. */

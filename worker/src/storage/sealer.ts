@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdent, quoteLiteral } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableColumns, type TableInfo } from './catalog.js';
 import { publishFile } from './durable-file.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /** Parquet options of every segment: ZSTD, row groups with min/max statistics (DuckDB writes them). */

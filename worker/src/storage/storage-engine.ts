@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import { errorFields, type Logger, StrataError } from '@strata/common';
+import { errorFields, type Logger, quoteIdent, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
@@ -14,7 +14,6 @@ import { KeyedMutex } from './keyed-mutex.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
-import { quoteIdent } from './sql.js';
 import type { StorageContext, StoragePaths } from './storage-context.js';
 
 /** Knobs with production defaults; tests shorten the intervals. */
