@@ -22,6 +22,7 @@ export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
 export * from './query/fragment-exec.js';
 export * from './query/param-literals.js';
+export * from './query/value-types.js';
 export * from './role.js';
 export * from './settings/index.js';
 export * from './sql/quoting.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { convertSql, DATA_TYPES, INFLOW_LIMITS, widen } from '@strata/common';
+import { DATA_TYPES, INFLOW_LIMITS, widen } from '@strata/common';
+import { convertSql } from '../src/storage/column-sql.js';
 import { planEvolution } from '../src/storage/schema-evolution.js';
 
 describe('column types and schema evolution', () => {

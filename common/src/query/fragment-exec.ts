@@ -19,27 +19,14 @@ import {
   VARCHAR,
 } from '@duckdb/node-api';
 import { StrataError } from '../errors.js';
+import { quoteIdentifier } from '../sql/quoting.js';
 import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
 import { inlineParams } from './param-literals.js';
+import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from './value-types.js';
 
 /** The relation name fragment statements read. */
 export const FRAGMENT_SOURCE = '__strata_source__';
-
-/** Value types of the query language, as fragments declare the columns they read. */
-export type QueryValueType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'guid' | 'dynamic';
-
-/** DuckDB type holding each query value type. */
-export const QUERY_VALUE_DUCKDB_TYPE: Record<QueryValueType, string> = {
-  string: 'VARCHAR',
-  long: 'BIGINT',
-  real: 'DOUBLE',
-  bool: 'BOOLEAN',
-  datetime: 'TIMESTAMP',
-  timespan: 'BIGINT',
-  guid: 'UUID',
-  dynamic: 'JSON',
-};
 
 /** A bound parameter; TIMESTAMP values are µs since the Unix epoch. */
 export interface ParamValue {
@@ -68,11 +55,6 @@ export interface FragmentStatement {
  * never holds a big answer in memory at once.
  */
 export const MATERIALIZE_MAX_ROWS = 100_001n;
-
-export function quoteIdentifier(name: string): string {
-  if (name.includes('\u0000')) throw new TypeError('identifier contains NUL');
-  return `"${name.replaceAll('"', '""')}"`;
-}
 
 const DUCK_TYPES: Record<WireType, DuckDBType> = { VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP };
 

@@ -1,10 +1,11 @@
 /**
- * The only ways user-influenced text reaches SQL in the worker. Names are validated against the
- * inflow name rules before they get here; these helpers still quote them strictly, so a name can
- * never end an identifier or a literal early.
+ * The one quoting rule for SQL text built outside bound parameters, used by the worker's storage,
+ * the fragment runner and the gateway's SQL builder. Names are validated (inflow name rules, KQL
+ * identifiers) before they get here; these helpers still quote them strictly, so a name can never
+ * end an identifier or a literal early.
  */
-export function quoteIdent(name: string): string {
-  if (name.includes('\0')) throw new Error('identifier contains NUL');
+export function quoteIdentifier(name: string): string {
+  if (name.includes('\0')) throw new TypeError('identifier contains NUL');
   return `"${name.replaceAll('"', '""')}"`;
 }
 

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  type ColumnSchema,
-  convertSql,
-  DUCKDB_TYPE,
-  quoteIdent,
-  quoteLiteral,
-  quoteLiteralList,
-  StrataError,
-} from '@strata/common';
+import { type ColumnSchema, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
+import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
@@ -38,7 +31,7 @@ export function segmentsSelectSql(
     const stored = new Map(group[0]!.columns.map((c) => [c.name, c.type]));
     const list = columns.map((c) => {
       const from = stored.get(c.name);
-      const target = quoteIdent(c.name);
+      const target = quoteIdentifier(c.name);
       return from === undefined
         ? `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${target}`
         : `${convertSql(target, from, c.type)} AS ${target}`;

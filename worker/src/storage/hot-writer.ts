@@ -3,20 +3,19 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   type ColumnSchema,
-  convertSql,
   type DataType,
-  DUCKDB_TYPE,
   errorFields,
   INFLOW_LIMITS,
   isValidName,
   type Logger,
-  quoteIdent,
+  quoteIdentifier,
   quoteLiteral,
   STAMPED_COLUMNS,
   StrataError,
 } from '@strata/common';
 import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
+import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { type EvolutionPlan, planEvolution } from './schema-evolution.js';
 
@@ -333,9 +332,9 @@ export class HotWriter {
 
   private async applySchemaChanges(table: TableInfo, p: PlannedPart): Promise<void> {
     const { conn } = this.o;
-    const hot = quoteIdent(table.hotTable);
+    const hot = quoteIdentifier(table.hotTable);
     if (p.createdTableId !== undefined) {
-      const defs = p.plan.columns.map((c) => `${quoteIdent(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
+      const defs = p.plan.columns.map((c) => `${quoteIdentifier(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
       await conn.run(`CREATE TABLE ${hot} (${defs})`);
       await conn.run('INSERT INTO strata_tables VALUES ($1, $2, $3, make_timestamp($4::BIGINT))', [
         table.tableId,
@@ -349,10 +348,10 @@ export class HotWriter {
     let position = p.firstAddPosition;
     for (const change of p.plan.changes) {
       if (change.kind === 'add') {
-        await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdent(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
+        await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdentifier(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
         await this.insertColumns(table.tableId, [change.column], position++);
       } else {
-        const col = quoteIdent(change.name);
+        const col = quoteIdentifier(change.name);
         await conn.run(
           `ALTER TABLE ${hot} ALTER ${col} TYPE ${DUCKDB_TYPE[change.to]} USING ${convertSql(col, change.from, change.to)}`,
         );
@@ -388,7 +387,7 @@ export class HotWriter {
         ? `${param(of(group[0]!))}::${cast}`
         : `CASE "@file" ${group.map((w) => `WHEN ${param(w.file)} THEN ${param(of(w))}::${cast}`).join(' ')} END`;
     const finalTypes = new Map(table.columns.map((c) => [c.name, c.type]));
-    const targets = STAMPED_COLUMNS.map((c) => quoteIdent(c.name));
+    const targets = STAMPED_COLUMNS.map((c) => quoteIdentifier(c.name));
     const values = [
       'make_timestamp("@ts")',
       '"@id"',
@@ -399,16 +398,16 @@ export class HotWriter {
     ];
     const readColumns = [`'@ts': 'BIGINT'`, `'@id': 'UUID'`];
     for (const m of group[0]!.p.plan.mappings) {
-      const source = quoteIdent(m.batchName);
+      const source = quoteIdentifier(m.batchName);
       // DateTime values travel as microseconds since the epoch.
       const value = m.batchType === 'DateTime' ? `make_timestamp(${source})` : source;
-      targets.push(quoteIdent(m.tableName));
+      targets.push(quoteIdentifier(m.tableName));
       values.push(convertSql(value, m.batchType, finalTypes.get(m.tableName) ?? m.tableType));
       readColumns.push(`${quoteLiteral(m.batchName)}: '${m.batchType === 'DateTime' ? 'BIGINT' : DUCKDB_TYPE[m.batchType]}'`);
     }
     const files = `[${group.map((w) => param(w.file)).join(', ')}]`;
     const sql =
-      `INSERT INTO ${quoteIdent(table.hotTable)} (${targets.join(', ')}) ` +
+      `INSERT INTO ${quoteIdentifier(table.hotTable)} (${targets.join(', ')}) ` +
       `SELECT ${values.join(', ')} FROM read_json(${files}, format = 'newline_delimited', columns = {${readColumns.join(', ')}}, ` +
       `maximum_object_size = ${64 * 1024 * 1024}${group.length > 1 ? `, filename = '@file'` : ''})`;
     const result = await this.o.conn.run(sql, params);

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName } from '@strata/common';
-import { quoteIdent, StrataError } from '@strata/common';
+import { quoteIdentifier, StrataError } from '@strata/common';
 import { hotTableName, type SegmentInfo, segmentsOverlapping, selectTableColumns, selectTableSegments } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
 import type { StorageContext } from './storage-context.js';
@@ -132,8 +132,8 @@ export async function openSnapshot(
       if (table === null) continue;
       const range = ranges[i]!;
       const where = rangeWhere(range);
-      const hotTable = quoteIdent(hotTableName(table.tableId));
-      const parts = [`SELECT ${table.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${hotTable}${where}`];
+      const hotTable = quoteIdentifier(hotTableName(table.tableId));
+      const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
       for (const select of segmentsSelectSql(ctx.paths.segments, segmentsOverlapping(table.segments, range), table.columns)) {
         parts.push(`${select}${where}`);
       }

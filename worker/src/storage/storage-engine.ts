@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import { errorFields, type Logger, quoteIdent, StrataError } from '@strata/common';
+import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
@@ -221,7 +221,7 @@ export class StorageEngine {
     const now = Date.now();
     for (const t of this.ctx.tables.all()) {
       const r = (
-        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(t.hotTable)}`)
+        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(t.hotTable)}`)
       ).getRowObjectsJS()[0] as {
         n: bigint;
       };
@@ -386,7 +386,7 @@ export class StorageEngine {
   private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
     const segment = await this.writeGate.with('writes', () => sealTable(this.ctx, this.maintenanceConn, table));
     const r = (
-      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(table.hotTable)}`)
+      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
     ).getRowObjectsJS()[0] as {
       n: bigint;
     };
