@@ -21,6 +21,7 @@ export * from './permissions.js';
 export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
 export * from './query/fragment-exec.js';
+export * from './query/fragment-wire.js';
 export * from './query/param-literals.js';
 export * from './query/value-types.js';
 export * from './role.js';

@@ -5,10 +5,9 @@
  * in, as storage widens: long + real → real, any other pair → string. Names match
  * case-insensitively (DuckDB identifiers do); the first spelling seen is kept.
  */
-import { type ChannelPool, type Coordinator, StrataError } from '@strata/common';
+import { type ChannelPool, type Coordinator, StrataError, valueTypeFromProto } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { CatalogTable, KqlType, SchemaCatalog } from './types.js';
-import { kqlTypeOfProto } from './worker-protocol.js';
 
 export function widen(a: KqlType, b: KqlType): KqlType {
   if (a === b) return a;
@@ -77,7 +76,7 @@ export class SchemaCatalogSource {
             (s): CatalogTable => ({
               name: s.schema,
               columns: s.columns.flatMap((c) => {
-                const type = kqlTypeOfProto(c.type);
+                const type = valueTypeFromProto(c.type);
                 return type ? [{ name: c.name, type }] : [];
               }),
             }),

@@ -1,50 +1,11 @@
 /**
- * The gateway's half of strata.query.v1: fragments as ExecuteFragment requests, response batches
- * as column batches, and the workers' column types as the engine's types.
+ * The gateway's use of strata.query.v1: a planned fragment as an ExecuteFragment request (the wire
+ * format itself, both directions, is common/src/query/fragment-wire.ts) and response batches as
+ * column batches.
  */
-import { type ColumnBatch, decodeBatch, type WireType } from '@strata/common';
-import {
-  type ExecuteFragmentRequest,
-  type ExecuteFragmentResponse,
-  WireType as ProtoWireType,
-  ValueType,
-} from '@strata/proto/query/v1/query';
+import { type ColumnBatch, decodeBatch, encodeFragmentRequest } from '@strata/common';
+import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import type { SingleWorkerSpec } from './plan/planner.js';
-import type { ParamValue } from './sql/sql.js';
-import type { KqlType } from './types.js';
-
-const PROTO_WIRE: Record<WireType, ProtoWireType> = {
-  VARCHAR: ProtoWireType.WIRE_TYPE_VARCHAR,
-  BIGINT: ProtoWireType.WIRE_TYPE_BIGINT,
-  DOUBLE: ProtoWireType.WIRE_TYPE_DOUBLE,
-  BOOLEAN: ProtoWireType.WIRE_TYPE_BOOLEAN,
-  TIMESTAMP: ProtoWireType.WIRE_TYPE_TIMESTAMP,
-};
-
-const PROTO_VALUE: Record<KqlType, ValueType> = {
-  string: ValueType.VALUE_TYPE_STRING,
-  long: ValueType.VALUE_TYPE_LONG,
-  real: ValueType.VALUE_TYPE_REAL,
-  bool: ValueType.VALUE_TYPE_BOOL,
-  datetime: ValueType.VALUE_TYPE_DATETIME,
-  timespan: ValueType.VALUE_TYPE_TIMESPAN,
-  guid: ValueType.VALUE_TYPE_GUID,
-  dynamic: ValueType.VALUE_TYPE_DYNAMIC,
-};
-
-const KQL_OF_PROTO: Partial<Record<ValueType, KqlType>> = Object.fromEntries(
-  Object.entries(PROTO_VALUE).map(([k, v]) => [v, k as KqlType]),
-) as Partial<Record<ValueType, KqlType>>;
-
-export function kqlTypeOfProto(t: ValueType): KqlType | undefined {
-  return KQL_OF_PROTO[t];
-}
-
-function paramText(p: ParamValue): string {
-  if (p.value === null) return '';
-  if (p.type === 'BOOLEAN') return p.value ? 'true' : 'false';
-  return String(p.value);
-}
 
 /**
  * Inclusive µs bounds become the storage's milliseconds, from inclusive and to exclusive, widened
@@ -59,16 +20,16 @@ export function scanRangeMs(timeRange: SingleWorkerSpec['timeRange']): { fromMs?
 }
 
 export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
-  return {
-    accountId,
-    schema: fragment.table,
-    ...scanRangeMs(fragment.timeRange),
-    sql: fragment.sql,
-    params: fragment.params.map((p) => ({ type: PROTO_WIRE[p.type], value: paramText(p), isNull: p.value === null })),
-    sourceColumns: fragment.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
-    columns: fragment.columns.map((c) => ({ id: c.id, type: PROTO_WIRE[c.type] })),
-    ...(fragment.limit !== undefined ? { maxRows: Number(fragment.limit) } : {}),
-  };
+  return encodeFragmentRequest(
+    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange) },
+    {
+      sql: fragment.sql,
+      params: fragment.params,
+      sourceColumns: fragment.sourceColumns,
+      columns: fragment.columns,
+      ...(fragment.limit !== undefined ? { maxRows: fragment.limit } : {}),
+    },
+  );
 }
 
 export function responseBatch(message: ExecuteFragmentResponse, fragment: SingleWorkerSpec): ColumnBatch {
