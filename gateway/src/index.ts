@@ -1,7 +1,8 @@
 export { ACCESS_POLICY, isAllowed, type Operation } from './auth/access-policy.js';
 export { type GatewayHandle, startGateway } from './gateway-role.js';
 export type { HttpResult, RouteContext, RouteDef } from './http/route.js';
-export { distributedRunner, mergeStreams } from './query/distributed-runner.js';
+export { distributedRunner, mergeStreams } from './query/cluster/distributed-runner.js';
+export { mergeSchemas, SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 export {
   bindQuery,
   DEFAULT_MAX_ROWS,
@@ -18,6 +19,5 @@ export {
 } from './query/engine.js';
 export { parseQuery } from './query/parse-info.js';
 export { queryRoutes } from './query/query-routes.js';
-export { mergeSchemas, SchemaCatalogSource } from './query/schema-catalog.js';
 export type { CatalogTable, KqlType, SchemaCatalog } from './query/types.js';
 export { allRoutes } from './routes.js';

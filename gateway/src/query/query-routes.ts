@@ -15,10 +15,10 @@ import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
-import { distributedRunner } from './distributed-runner.js';
+import { distributedRunner } from './cluster/distributed-runner.js';
+import { restrictCatalog, SchemaCatalogSource } from './cluster/schema-catalog.js';
 import { executePlanColumnar, MergeDatabase, planQuery, queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
-import { restrictCatalog, SchemaCatalogSource } from './schema-catalog.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */

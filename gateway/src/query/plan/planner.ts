@@ -12,10 +12,10 @@
 import type { QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
+import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
 import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
-import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
 
 export { FRAGMENT_SOURCE };

@@ -5,10 +5,10 @@
  */
 import type { Span } from '../errors.js';
 import { queryError } from '../errors.js';
-import type { Column } from '../plan/rel.js';
 import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
 import type { LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
+import type { Column } from './rel.js';
 
 export interface Bound {
   type: KqlType;

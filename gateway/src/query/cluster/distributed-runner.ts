@@ -7,8 +7,8 @@
  */
 import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
-import type { FragmentRunner } from './exec/executor.js';
-import type { FragmentSpec, SingleWorkerSpec } from './plan/planner.js';
+import type { FragmentRunner } from '../exec/executor.js';
+import type { FragmentSpec, SingleWorkerSpec } from '../plan/planner.js';
 import { fragmentRequest, responseBatch } from './worker-protocol.js';
 
 export interface DistributedRunnerOptions {

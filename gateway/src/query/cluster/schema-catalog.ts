@@ -7,7 +7,7 @@
  */
 import { type ChannelPool, type Coordinator, StrataError, valueTypeFromProto } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
-import type { CatalogTable, KqlType, SchemaCatalog } from './types.js';
+import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 
 export function widen(a: KqlType, b: KqlType): KqlType {
   if (a === b) return a;

@@ -5,7 +5,7 @@
  */
 import { type ColumnBatch, decodeBatch, encodeFragmentRequest } from '@strata/common';
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
-import type { SingleWorkerSpec } from './plan/planner.js';
+import type { SingleWorkerSpec } from '../plan/planner.js';
 
 /**
  * Inclusive µs bounds become the storage's milliseconds, from inclusive and to exclusive, widened
