@@ -10,7 +10,7 @@
  *   completions).
  */
 import { isStrataError, StrataError } from '@strata/common';
-import { planQuery as cut, type PlanInput, type QueryPlan } from './plan/planner.js';
+import { type PlanInput, planFragments, type QueryPlan } from './plan/planner.js';
 import { QueryBinder } from './semantic/query-binder.js';
 import type { QueryAst } from './syntax/ast.js';
 import { warmKustoParser } from './syntax/kusto-runtime.js';
@@ -79,7 +79,7 @@ export function planQuery(text: string, catalog: SchemaCatalog, options: PlanOpt
     const { ast, bound, nowUs } = bindQuery(text, catalog, options);
     const input: PlanInput = { rel: bound.rel, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
     if (ast.render) input.render = ast.render;
-    return cut(input);
+    return planFragments(input);
   } catch (err) {
     throw asQueryError(err);
   }

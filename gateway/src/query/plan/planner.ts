@@ -234,7 +234,8 @@ export interface PlanInput {
   nowUs: bigint;
 }
 
-export function planQuery(input: PlanInput): QueryPlan {
+/** Cuts a bound query into worker fragments and the gateway merge (the rules are in the file comment). */
+export function planFragments(input: PlanInput): QueryPlan {
   const columns: Column[] = relColumns(input.rel);
   let root: Rel = { kind: 'limit', input: input.rel, count: BigInt(input.maxRows) + 1n, columns };
   // `take N` at the end and the row cap are one limit.
