@@ -10,6 +10,7 @@ import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
+import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
@@ -442,17 +443,7 @@ export class StorageEngine {
       await this.checkpoint();
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();
-      await this.pruneIdempotencyKeys();
+      await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);
     }
-  }
-
-  private async pruneIdempotencyKeys(): Promise<void> {
-    const conn = this.maintenanceConn;
-    const cutoffUs = BigInt(Date.now() - this.tuning.idempotencyRetentionMs) * 1000n;
-    await conn.run('DELETE FROM strata_idempotency WHERE created_at < make_timestamp($1::BIGINT)', [cutoffUs]);
-    await conn.run(
-      `DELETE FROM strata_idempotency WHERE created_at <= (
-         SELECT created_at FROM strata_idempotency ORDER BY created_at DESC LIMIT 1 OFFSET ${Number(this.tuning.idempotencyMaxKeys)})`,
-    );
   }
 }
