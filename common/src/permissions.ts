@@ -3,8 +3,8 @@
  * account ones per account. Inflow is the account permission to push events (spec: "account admin or
  * inflow permission on the account").
  */
-export const GLOBAL_PERMISSIONS = ['Service.Global.Admin'] as const;
-export const ACCOUNT_PERMISSIONS = [
+const GLOBAL_PERMISSIONS = ['Service.Global.Admin'] as const;
+const ACCOUNT_PERMISSIONS = [
   'Service.Account.Admin',
   'Service.Incident.Viewer',
   'Service.Incident.Editor',

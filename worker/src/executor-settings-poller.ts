@@ -13,7 +13,7 @@ import {
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 
 /** How often the master is asked for the executor limits (spec, settings rule 6: "after a short delay"). */
-export const EXECUTOR_SETTINGS_POLL_MS = 2_000;
+const EXECUTOR_SETTINGS_POLL_MS = 2_000;
 
 /** Failed polls in a row before a warning is logged (once, until a poll succeeds again). */
 const WARN_AFTER_FAILURES = 5;

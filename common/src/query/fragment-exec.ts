@@ -54,7 +54,7 @@ export interface FragmentStatement {
  * round trips; together ~1 ms of a 3 ms fragment. Larger or unbounded results stream, so a worker
  * never holds a big answer in memory at once.
  */
-export const MATERIALIZE_MAX_ROWS = 100_001n;
+const MATERIALIZE_MAX_ROWS = 100_001n;
 
 const DUCK_TYPES: Record<WireType, DuckDBType> = { VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP };
 
@@ -92,7 +92,7 @@ export function queryFailure(err: unknown): StrataError {
 }
 
 /** Reads a streamed result as batches of about `batchRows` rows. */
-export async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
+async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
   const typeIds = result.columnTypes().map((t) => t.typeId);
   let pending: WireValue[][] = typeIds.map(() => []);
   let rows = 0;

@@ -30,14 +30,12 @@ function parsed(scope: SettingScope, values: SettingValues, key: SettingKey, par
 }
 
 /** A TimeSpan setting in milliseconds. */
-export const timeSpanSettingMs = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
+const timeSpanSettingMs = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
   parsed(scope, values, key, parseTimeSpan);
 /** A size setting in bytes. */
-export const sizeSettingBytes = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
-  parsed(scope, values, key, parseSize);
+const sizeSettingBytes = (scope: SettingScope, values: SettingValues, key: SettingKey) => parsed(scope, values, key, parseSize);
 /** An int setting. */
-export const intSetting = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
-  parsed(scope, values, key, parseIntValue);
+const intSetting = (scope: SettingScope, values: SettingValues, key: SettingKey) => parsed(scope, values, key, parseIntValue);
 
 /** The three live limits of the query executor on every worker (system settings). */
 export interface ExecutorLimits {

@@ -6,7 +6,7 @@ import { SettingKeys } from './setting-catalogue.js';
  * URL, without trailing slashes (and without query or fragment, which a base cannot carry);
  * undefined when blank or invalid (spec, settings rule 7: then notifications carry no link).
  */
-export function frontendBaseUrl(frontendUrl: string | null | undefined): string | undefined {
+function frontendBaseUrl(frontendUrl: string | null | undefined): string | undefined {
   const text = frontendUrl?.trim();
   if (!text) return undefined;
   let url: URL;

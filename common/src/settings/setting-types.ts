@@ -8,7 +8,7 @@
 export type SettingType = 'string' | 'TimeSpan' | 'size' | 'int';
 
 /** Accepted size units and their byte multiples (binary: 1 KB = 1024 B, as sizes of files go). */
-export const SIZE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
+const SIZE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
 export type SizeUnit = keyof typeof SIZE_UNITS;
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { WireType as ProtoWireType, ValueType } from '@strata/proto/query/v1/query';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import type { WireType } from '../../src/query/column-batch.js';
+import { WIRE_TYPES } from '../../src/query/column-batch.js';
 import type { FragmentStatement, ParamValue } from '../../src/query/fragment-exec.js';
 import {
   decodeFragmentStatement,
@@ -14,7 +14,6 @@ import {
 import type { QueryValueType } from '../../src/query/value-types.js';
 
 const VALUE_TYPES: QueryValueType[] = ['string', 'long', 'real', 'bool', 'datetime', 'timespan', 'guid', 'dynamic'];
-const WIRE_TYPES: WireType[] = ['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP'];
 
 const statement: FragmentStatement = {
   sql: 'WITH "s0" AS (SELECT "host" AS "c0" FROM "__strata_source__" WHERE "n" > $1) SELECT "c0" FROM "s0" LIMIT $2',

@@ -32,7 +32,7 @@ export interface ParseResponse {
   columns: { name: string; type: string }[];
 }
 
-export function toApiError(err: unknown): ApiErrorModel {
+function toApiError(err: unknown): ApiErrorModel {
   const e = isStrataError(err) ? err : asQueryError(err);
   return {
     message: e.message,

@@ -62,10 +62,6 @@ export const KQL_TYPE_NAME: Record<KqlType, string> = {
   dynamic: 'dynamic',
 };
 
-export function isNumeric(t: KqlType): boolean {
-  return t === 'long' || t === 'real';
-}
-
 /** Columns of one table as the caller's schema catalog describes it. */
 export interface CatalogColumn {
   name: string;

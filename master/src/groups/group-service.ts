@@ -7,9 +7,9 @@ import { groupMissing } from '../incidents/incident-service.js';
 import type { RelationalStore } from '../store/relational-store.js';
 import { groupRows, memberRows } from './group-repository.js';
 
-export const GROUP_NAME_REQUIRED = 'Group name is required.';
-export const userNotAccountMember = (userId: string) => `User ${userId} is not a member of this account.`;
-export const groupStillOwns = (groupId: string, count: number) => `Incident group ${groupId} still owns ${count} incidents.`;
+const GROUP_NAME_REQUIRED = 'Group name is required.';
+const userNotAccountMember = (userId: string) => `User ${userId} is not a member of this account.`;
+const groupStillOwns = (groupId: string, count: number) => `Incident group ${groupId} still owns ${count} incidents.`;
 
 const MAX_NAME = 256;
 const MAX_DESCRIPTION = 4096;

@@ -10,7 +10,7 @@ import { EMPTY_GUID } from './incident-model.js';
  * gives) and `INCIDENT_OWNER_TYPE_USER`, in the owner segment and in `Owner:` change items alike.
  * States and severities are written as the API spells them (`OPEN`, `SEV2`).
  */
-export function ownerTypeName(ownerType: string): string {
+function ownerTypeName(ownerType: string): string {
   return `INCIDENT_OWNER_TYPE_${ownerType}`;
 }
 

@@ -5,16 +5,16 @@ export const INCIDENT_STATES = ['OPEN', 'IN_PROGRESS', 'MITIGATED', 'RESOLVED'] 
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
 /** SEV1 is the most critical. */
-export const INCIDENT_SEVERITIES = ['SEV1', 'SEV2', 'SEV3', 'SEV4'] as const;
+const INCIDENT_SEVERITIES = ['SEV1', 'SEV2', 'SEV3', 'SEV4'] as const;
 export type IncidentSeverity = (typeof INCIDENT_SEVERITIES)[number];
 
-export const OWNER_TYPES = ['USER', 'GROUP'] as const;
+const OWNER_TYPES = ['USER', 'GROUP'] as const;
 export type OwnerType = (typeof OWNER_TYPES)[number];
 
 export const DEFAULT_STATE: IncidentState = 'OPEN';
 export const DEFAULT_SEVERITY: IncidentSeverity = 'SEV3';
 
-export const HISTORY_EVENT_TYPES = [
+const HISTORY_EVENT_TYPES = [
   'INCIDENT_CREATED',
   'INCIDENT_UPDATED',
   'INCIDENT_RESOLVED',

@@ -4,7 +4,7 @@ import type { AppendInput } from '../storage/hot-writer.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 
 /** Converts the wire request into the storage engine's input, refusing unknown column types. */
-export function appendInputOf(req: AppendRequest): AppendInput {
+function appendInputOf(req: AppendRequest): AppendInput {
   return {
     accountId: req.accountId,
     inflowTimestampUs: req.inflowTimestampUs,

@@ -40,7 +40,7 @@ export interface StorageTuning {
   duckdbSettings: Record<string, string>;
 }
 
-export const DEFAULT_STORAGE_TUNING: StorageTuning = {
+const DEFAULT_STORAGE_TUNING: StorageTuning = {
   sealRows: 250_000,
   sealAgeMs: 60_000,
   maintenanceIntervalMs: 1_000,

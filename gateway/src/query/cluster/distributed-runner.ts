@@ -24,7 +24,7 @@ export interface DistributedRunnerOptions {
  * consumer stops, `stop` is called first (so sources blocked on I/O end), then every source is
  * closed.
  */
-export async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): AsyncGenerator<T> {
+async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): AsyncGenerator<T> {
   const iterators = sources.map((s) => s[Symbol.asyncIterator]());
   const pending = new Map<number, Promise<{ i: number; r: IteratorResult<T> }>>();
   const pull = (i: number) =>

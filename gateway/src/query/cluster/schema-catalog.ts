@@ -15,7 +15,7 @@ export function widen(a: KqlType, b: KqlType): KqlType {
   return 'string';
 }
 
-export function mergeSchemas(perWorker: CatalogTable[][]): SchemaCatalog {
+function mergeSchemas(perWorker: CatalogTable[][]): SchemaCatalog {
   const tables = new Map<string, { name: string; columns: Map<string, { name: string; type: KqlType }> }>();
   for (const list of perWorker) {
     for (const t of list) {

@@ -30,7 +30,7 @@ export interface BoundQuery {
 type TabularLet = { kind: 'tabular'; tabular: TabularExpr };
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
-export const MAX_SOURCES = 64;
+const MAX_SOURCES = 64;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();
