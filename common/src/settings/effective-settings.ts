@@ -55,7 +55,7 @@ export function executorLimits(system: SettingValues): ExecutorLimits {
   };
 }
 
-/** The executor limits when nothing is stored (the spec's defaults). */
+/** The executor limits when nothing is stored (the catalogue's defaults). */
 export const DEFAULT_EXECUTOR_LIMITS: Readonly<ExecutorLimits> = Object.freeze(executorLimits({}));
 
 /** Service.Storage.Compaction.MaxFileSize of an account, in bytes. */

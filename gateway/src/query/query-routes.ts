@@ -1,5 +1,5 @@
 /**
- * The query endpoints the clients call (LOGSHIP-COMPAT §1.3–1.5):
+ * The query endpoints the clients call (docs/compatibility.md):
  *   POST /search/:accountId/kusto          run a query
  *   POST /search/:accountId/kusto/parse    parse status, result columns, completions
  *   GET  /search/:accountId/schemas        the account's tables and columns

@@ -22,7 +22,7 @@ function parseTimestamp(raw: string): string {
 }
 
 /**
- * Groups of users and their memberships (spec, Group and Group member). Groups have no state:
+ * Groups of users and their memberships (docs/api.md, Groups). Groups have no state:
  * they are present or deleted. Nothing here publishes a notification.
  */
 export class GroupService {

@@ -1,6 +1,6 @@
 import { invalid, isGuid } from '@strata/common';
 
-/** Incident lifecycle states of the spec, in the order of the state table. */
+/** Incident lifecycle states, in the order of the state table (docs/api.md, Incidents). */
 export const INCIDENT_STATES = ['OPEN', 'IN_PROGRESS', 'MITIGATED', 'RESOLVED'] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
@@ -25,7 +25,7 @@ const HISTORY_EVENT_TYPES = [
 ] as const;
 export type HistoryEventType = (typeof HISTORY_EVENT_TYPES)[number];
 
-/** Events of the spec's Events table whose "Notification sent" column says yes. */
+/** The event types that send a notification mail (docs/operations.md, Incident notification e-mail). */
 export const NOTIFIED_EVENT_TYPES: ReadonlySet<HistoryEventType> = new Set([
   'INCIDENT_CREATED',
   'INCIDENT_UPDATED',

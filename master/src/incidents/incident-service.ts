@@ -71,7 +71,7 @@ function checkPrecondition(incidentId: string, current: Incident | undefined, p:
 }
 
 /**
- * Incidents, comments and history: every rule of the spec that the master enforces. Each write
+ * Incidents, comments and history: every incident rule of docs/api.md (Incidents) that the master enforces. Each write
  * runs in one transaction with its history event and its notification outbox rows.
  */
 export class IncidentService {

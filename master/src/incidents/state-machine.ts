@@ -2,7 +2,7 @@ import { invalid, StrataError } from '@strata/common';
 import type { IncidentState } from './incident-model.js';
 
 /**
- * The spec's incident state table. Keys are the "from" states, values the states an update may
+ * The incident state table (docs/api.md, Incidents: State table). Keys are the "from" states, values the states an update may
  * move to; re-saving the same state is always allowed and is not listed.
  */
 const ALLOWED_TRANSITIONS: Readonly<Record<IncidentState, readonly IncidentState[]>> = {
@@ -21,7 +21,7 @@ const REOPEN_REASON_REQUIRED = 'Reopen reason is required when reopening a resol
 
 /**
  * Checks a move from `from` to `to` against the table and its conditions. Returns what kind of
- * transition it is; throws a bad request with the spec's message otherwise.
+ * transition it is; throws a bad request with the documented message otherwise.
  */
 export function checkTransition(
   from: IncidentState,

@@ -1,7 +1,7 @@
 /**
  * The schema catalog of an account: the union of what every worker stores (QueryService
- * ListSchemas), cached for a few seconds (the spec allows a new schema up to a minute to become
- * queryable). A column written with different types on different workers takes the type both fit
+ * ListSchemas), cached for a few seconds (a new schema may take up to a minute to become
+ * queryable, docs/api.md). A column written with different types on different workers takes the type both fit
  * in, as storage widens: long + real → real, any other pair → string. Names match
  * case-insensitively (DuckDB identifiers do); the first spelling seen is kept.
  */
