@@ -20,9 +20,9 @@ import { rmSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { boundStatement, encodeBatch, inlineParams, runFragment } from '@strata/common';
 import { distributedRunner, MergeDatabase, planQuery, SchemaCatalogSource } from '@strata/gateway';
+import { scanRangeMs } from '../../gateway/dist/src/query/cluster/worker-protocol.js';
 // Internals of the gateway (not its package exports), for timing the layers one by one.
 import { executePlanColumnar, queryResultJson } from '../../gateway/dist/src/query/engine.js';
-import { scanRangeMs } from '../../gateway/dist/src/query/worker-protocol.js';
 import { ACCOUNT, agent, DATA, loadRows, median, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
 
 const ROWS = numberArg('rows', 10_000_000);

@@ -1,7 +1,7 @@
 /**
  * StrataError is the one error type that crosses role boundaries. Its `kind` decides the HTTP
- * status and the gRPC status; its `message` is stable text that clients may show (the spec's
- * messages are used word for word). Anything that is not a StrataError is an internal error:
+ * status and the gRPC status; its `message` is stable text that clients may show (the documented
+ * messages of docs/api.md word for word). Anything that is not a StrataError is an internal error:
  * logged in full, answered with a generic message.
  */
 export type ErrorKind =

@@ -1,10 +1,10 @@
 /**
- * Permission names of the spec (product prefix `Service.`). Global ones are held installation-wide;
- * account ones per account. Inflow is the account permission to push events (spec: "account admin or
- * inflow permission on the account").
+ * Permission names (product prefix `Service.`; docs/api.md, Permissions). Global ones are held
+ * installation-wide; account ones per account. Pushing events needs account admin or the inflow
+ * permission on the account.
  */
-export const GLOBAL_PERMISSIONS = ['Service.Global.Admin'] as const;
-export const ACCOUNT_PERMISSIONS = [
+const GLOBAL_PERMISSIONS = ['Service.Global.Admin'] as const;
+const ACCOUNT_PERMISSIONS = [
   'Service.Account.Admin',
   'Service.Incident.Viewer',
   'Service.Incident.Editor',
@@ -17,8 +17,8 @@ export type GlobalPermission = (typeof GLOBAL_PERMISSIONS)[number];
 export type AccountPermission = (typeof ACCOUNT_PERMISSIONS)[number];
 
 /**
- * Configs written for the public product use its own prefix (`Logship.Global.Admin`); the spec says
- * to write `Service.` — accept both spellings on input and store the `Service.` form.
+ * Configs written for the public product use its own prefix (`Logship.Global.Admin`); Strata's documented
+ * form is `Service.` — accept both spellings on input and store the `Service.` form.
  */
 export function normalizePermission(name: string): string {
   const m = /^[A-Za-z]+\.(Global|Account|Incident)\.(.+)$/.exec(name.trim());

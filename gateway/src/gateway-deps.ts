@@ -4,6 +4,7 @@ import type { TokenService } from './auth/token-service.js';
 import type { ClientAddressResolver } from './inflow/client-address.js';
 import type { WorkerRouter } from './inflow/worker-router.js';
 import type { MasterClient } from './master-client.js';
+import type { QueryService } from './query/query-service.js';
 
 /** Everything route handlers may use; built once by the gateway role. */
 export interface GatewayDeps {
@@ -17,4 +18,6 @@ export interface GatewayDeps {
   loginThrottle: LoginThrottle;
   /** Inflow: workers to send batches to, the client address rule, this gateway's host name. */
   inflow: { router: WorkerRouter; addresses: ClientAddressResolver; host: string };
+  /** Queries: planning, the fan-out to the workers, the merge database. */
+  query: QueryService;
 }

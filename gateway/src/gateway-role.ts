@@ -9,7 +9,7 @@ import { ClientAddressResolver } from './inflow/client-address.js';
 import { WorkerRouter } from './inflow/worker-router.js';
 import { MasterClient } from './master-client.js';
 import { warmQueryEngine } from './query/engine.js';
-import { closeQueryRuntime } from './query/query-routes.js';
+import { QueryService } from './query/query-service.js';
 import { allRoutes } from './routes.js';
 
 /** A started gateway also reports the port it listens on (port 0 in tests). */
@@ -44,6 +44,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     principals: new PrincipalLoader(master),
     loginThrottle: new LoginThrottle(),
     inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
+    query: new QueryService(ctx.coordinator, ctx.channels),
   };
   // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
   const warmMs = await warmQueryEngine();
@@ -73,7 +74,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
       });
       master.stop();
       workers.stop();
-      await closeQueryRuntime(deps);
+      await deps.query.close();
     },
   };
   return handle;

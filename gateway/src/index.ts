@@ -1,14 +1,16 @@
-export { ACCESS_POLICY, isAllowed, type Operation } from './auth/access-policy.js';
+/**
+ * The gateway role's public API: starting the role, the route table and access policy (checked
+ * route by route in the cross-role tests), and the query engine pieces that cross-role tests and
+ * benchmarks run in-process against real workers.
+ */
+export { isAllowed, type Operation } from './auth/access-policy.js';
 export { type GatewayHandle, startGateway } from './gateway-role.js';
-export type { HttpResult, RouteContext, RouteDef } from './http/route.js';
-export { distributedRunner, mergeStreams } from './query/distributed-runner.js';
+export { distributedRunner } from './query/cluster/distributed-runner.js';
+export { SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 export {
-  bindQuery,
-  DEFAULT_MAX_ROWS,
   type ExecuteOptions,
   executePlan,
   type FragmentRunner,
-  type FragmentSpec,
   MergeDatabase,
   type PlanOptions,
   planQuery,
@@ -16,8 +18,5 @@ export {
   type QueryResult,
   warmQueryEngine,
 } from './query/engine.js';
-export { parseQuery } from './query/parse-info.js';
-export { queryRoutes } from './query/query-routes.js';
-export { mergeSchemas, SchemaCatalogSource } from './query/schema-catalog.js';
-export type { CatalogTable, KqlType, SchemaCatalog } from './query/types.js';
+export type { SchemaCatalog } from './query/types.js';
 export { allRoutes } from './routes.js';

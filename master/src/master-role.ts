@@ -70,8 +70,8 @@ export const startMaster: RoleStarter = async (ctx) => {
     try {
       const store = await RelationalStore.open(ctx.config.database.dataPath, {
         migrations: ALL_MIGRATIONS,
-        // Fencing: a write commits only while this candidacy still holds the election (see
-        // TOOLCHAIN-NOTES: a lease alone lets a paused old leader act for a few seconds).
+        // Fencing: a write commits only while this candidacy still holds the election (a lease
+        // alone lets a paused old leader act for seconds: measured 3.5 s, docs/architecture.md).
         commitGuard: () => candidacy!.assertLeadership(),
       });
       const state: LeaderState = { term, store, config: ctx.config, coordinator: ctx.coordinator, channels: ctx.channels, log };

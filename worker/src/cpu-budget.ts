@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
  * Why: DuckDB defaults to one thread per host core. Several workers on one host (or a pod limited
  * to 1 CPU on a 16-core node) then run more threads than they have cores, and the threads contend:
  * measured with two workers on this 2-core machine, a top-10 query took 1.56× the single-instance
- * time with 2 threads each, 1.09× with 1 each (docs/decisions/0003-kql-engine.md).
+ * time with 2 threads each, 1.09× with 1 each (bench/query/query-bench.mjs).
  */
 export function workerCores(configured?: number, cgroupCpuMax = '/sys/fs/cgroup/cpu.max'): number {
   const host = availableParallelism();

@@ -12,8 +12,8 @@ import {
 } from '@strata/common';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 
-/** How often the master is asked for the executor limits (spec, settings rule 6: "after a short delay"). */
-export const EXECUTOR_SETTINGS_POLL_MS = 2_000;
+/** How often the master is asked for the executor limits (a change must take effect "after a short delay", docs/api.md, Settings). */
+const EXECUTOR_SETTINGS_POLL_MS = 2_000;
 
 /** Failed polls in a row before a warning is logged (once, until a poll succeeds again). */
 const WARN_AFTER_FAILURES = 5;
@@ -60,10 +60,10 @@ export type ExecutorLimitsListener = (limits: Readonly<ExecutorLimits>, previous
 
 /**
  * Keeps a worker's query executor limits in step with the `Service.Search.Executor.*` system
- * settings without a restart (spec, settings rule 6). Every `intervalMs` it asks the master leader
+ * settings without a restart (docs/api.md, Settings). Every `intervalMs` it asks the master leader
  * (found through the coordinator) for the effective values; a change is applied at once and
  * announced to `onChange` listeners. Until the first answer, and whenever no leader answers, the
- * last applied values (initially the spec's defaults) stay in force.
+ * last applied values (initially the catalogue's defaults) stay in force.
  */
 export class ExecutorSettingsPoller {
   private limits: Readonly<ExecutorLimits> = DEFAULT_EXECUTOR_LIMITS;

@@ -1,34 +1,9 @@
-export { EXECUTOR_SETTINGS_POLL_MS, type ExecutorLimitsListener, ExecutorSettingsPoller } from './executor-settings-poller.js';
-export { columnTypeFromProto, columnTypeToProto } from './ingest/column-type-codec.js';
-export { ExecutorLimiter, Permits, threadsFor } from './query/executor-limits.js';
+/**
+ * The backend (worker) role's public API: starting the role, and the storage engine and query
+ * service that cross-role tests and benchmarks run in-process.
+ */
 export { type LiveLimits, queryService } from './query/query-service.js';
-export type { SegmentInfo, TableInfo } from './storage/catalog.js';
-export {
-  type ColumnSchema,
-  type ColumnTypeName,
-  convertSql,
-  type DataType,
-  DUCKDB_TYPE,
-  widen,
-} from './storage/column-types.js';
-export { FreeSpaceGuard, type FreeSpaceState } from './storage/free-space-guard.js';
+export { FreeSpaceGuard } from './storage/free-space-guard.js';
 export type { AppendInput, AppendPart, AppendResult } from './storage/hot-writer.js';
-export { INFLOW_LIMITS, isValidName, NAME_PATTERN } from './storage/limits.js';
-export type { ScanRange, ScanRelation, ScanSnapshot } from './storage/scan.js';
-export { isReservedFieldName, STAMPED_COLUMNS } from './storage/stamped-columns.js';
-export {
-  DEFAULT_STORAGE_TUNING,
-  type ScanHandle,
-  type SchemaDescription,
-  StorageEngine,
-  type StorageTuning,
-} from './storage/storage-engine.js';
-export {
-  startWorker,
-  startWorkerWith,
-  WORKER_SERVICE_FACTORIES,
-  type WorkerHandle,
-  type WorkerServiceDeps,
-  type WorkerServiceEntry,
-  type WorkerTestOptions,
-} from './worker-role.js';
+export { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
+export { startWorker, startWorkerWith, type WorkerHandle, type WorkerTestOptions } from './worker-role.js';

@@ -43,7 +43,7 @@ export interface WorkerServiceDeps {
  * Services of the worker endpoint besides WorkerService. The query engine adds its factory here
  * (one line), so every service shares the one gRPC server and the one storage engine.
  */
-export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
+const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
   ({ storage, log }) => ingestService(storage, log),
   ({ storage, log }) => segmentService(storage, log),
   ({ storage, executorSettings, log, cores }) => queryService(storage, executorSettings, log, { cores }),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { convertSql, DATA_TYPES, widen } from '../src/storage/column-types.js';
-import { INFLOW_LIMITS } from '../src/storage/limits.js';
+import { DATA_TYPES, INFLOW_LIMITS, widen } from '@strata/common';
+import { convertSql } from '../src/storage/column-sql.js';
 import { planEvolution } from '../src/storage/schema-evolution.js';
 
 describe('column types and schema evolution', () => {

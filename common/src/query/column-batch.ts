@@ -16,10 +16,6 @@ export type WireType = 'VARCHAR' | 'BIGINT' | 'DOUBLE' | 'BOOLEAN' | 'TIMESTAMP'
 
 export const WIRE_TYPES: readonly WireType[] = ['VARCHAR', 'BIGINT', 'DOUBLE', 'BOOLEAN', 'TIMESTAMP'];
 
-export function isWireType(t: string): t is WireType {
-  return (WIRE_TYPES as readonly string[]).includes(t);
-}
-
 /** One value: string (VARCHAR), bigint (BIGINT, TIMESTAMP µs), number (DOUBLE), boolean. */
 export type WireValue = string | bigint | number | boolean | null;
 
@@ -52,7 +48,7 @@ function nullBitmap(values: readonly WireValue[]): Buffer {
   return bitmap ?? EMPTY;
 }
 
-export function encodeColumn(values: readonly WireValue[], type: WireType): EncodedColumn {
+function encodeColumn(values: readonly WireValue[], type: WireType): EncodedColumn {
   const out: EncodedColumn = {
     nulls: nullBitmap(values),
     int64Values: EMPTY,
@@ -148,7 +144,7 @@ function isNull(nulls: Uint8Array, i: number): boolean {
   return nulls.length > 0 && ((nulls[i >> 3] as number) & (1 << (i & 7))) !== 0;
 }
 
-export function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: number): WireValue[] {
+function decodeColumn(encoded: EncodedColumn, type: WireType, rowCount: number): WireValue[] {
   const out: WireValue[] = new Array(rowCount);
   const nulls = encoded.nulls;
   const need = (buf: Buffer, bytes: number, what: string) => {

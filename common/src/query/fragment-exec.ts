@@ -19,27 +19,14 @@ import {
   VARCHAR,
 } from '@duckdb/node-api';
 import { StrataError } from '../errors.js';
+import { quoteIdentifier } from '../sql/quoting.js';
 import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
 import { inlineParams } from './param-literals.js';
+import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from './value-types.js';
 
 /** The relation name fragment statements read. */
 export const FRAGMENT_SOURCE = '__strata_source__';
-
-/** Value types of the query language, as fragments declare the columns they read. */
-export type QueryValueType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'guid' | 'dynamic';
-
-/** DuckDB type holding each query value type. */
-export const QUERY_VALUE_DUCKDB_TYPE: Record<QueryValueType, string> = {
-  string: 'VARCHAR',
-  long: 'BIGINT',
-  real: 'DOUBLE',
-  bool: 'BOOLEAN',
-  datetime: 'TIMESTAMP',
-  timespan: 'BIGINT',
-  guid: 'UUID',
-  dynamic: 'JSON',
-};
 
 /** A bound parameter; TIMESTAMP values are µs since the Unix epoch. */
 export interface ParamValue {
@@ -67,12 +54,7 @@ export interface FragmentStatement {
  * round trips; together ~1 ms of a 3 ms fragment. Larger or unbounded results stream, so a worker
  * never holds a big answer in memory at once.
  */
-export const MATERIALIZE_MAX_ROWS = 100_001n;
-
-export function quoteIdentifier(name: string): string {
-  if (name.includes('\u0000')) throw new TypeError('identifier contains NUL');
-  return `"${name.replaceAll('"', '""')}"`;
-}
+const MATERIALIZE_MAX_ROWS = 100_001n;
 
 const DUCK_TYPES: Record<WireType, DuckDBType> = { VARCHAR, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP };
 
@@ -110,7 +92,7 @@ export function queryFailure(err: unknown): StrataError {
 }
 
 /** Reads a streamed result as batches of about `batchRows` rows. */
-export async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
+async function* resultBatches(result: DuckDBResult, signal?: AbortSignal, batchRows = 8192): AsyncGenerator<ColumnBatch> {
   const typeIds = result.columnTypes().map((t) => t.typeId);
   let pending: WireValue[][] = typeIds.map(() => []);
   let rows = 0;

@@ -30,14 +30,12 @@ function parsed(scope: SettingScope, values: SettingValues, key: SettingKey, par
 }
 
 /** A TimeSpan setting in milliseconds. */
-export const timeSpanSettingMs = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
+const timeSpanSettingMs = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
   parsed(scope, values, key, parseTimeSpan);
 /** A size setting in bytes. */
-export const sizeSettingBytes = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
-  parsed(scope, values, key, parseSize);
+const sizeSettingBytes = (scope: SettingScope, values: SettingValues, key: SettingKey) => parsed(scope, values, key, parseSize);
 /** An int setting. */
-export const intSetting = (scope: SettingScope, values: SettingValues, key: SettingKey) =>
-  parsed(scope, values, key, parseIntValue);
+const intSetting = (scope: SettingScope, values: SettingValues, key: SettingKey) => parsed(scope, values, key, parseIntValue);
 
 /** The three live limits of the query executor on every worker (system settings). */
 export interface ExecutorLimits {
@@ -57,7 +55,7 @@ export function executorLimits(system: SettingValues): ExecutorLimits {
   };
 }
 
-/** The executor limits when nothing is stored (the spec's defaults). */
+/** The executor limits when nothing is stored (the catalogue's defaults). */
 export const DEFAULT_EXECUTOR_LIMITS: Readonly<ExecutorLimits> = Object.freeze(executorLimits({}));
 
 /** Service.Storage.Compaction.MaxFileSize of an account, in bytes. */

@@ -19,7 +19,7 @@ export interface EmailSettings {
 const present = (v: string | null | undefined) => (v === undefined || v === null || v === '' ? undefined : v);
 
 /**
- * The effective e-mail configuration of an account (spec, settings rules 1 and 2): each of
+ * The effective e-mail configuration of an account (docs/api.md, Settings): each of
  * Endpoint, UserName, Password and FromAddress is the account's value when the account sets it and
  * the system's value otherwise, field by field. FromAddress, when neither sets it, falls back to
  * the effective user name.

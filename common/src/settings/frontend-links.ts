@@ -4,9 +4,9 @@ import { SettingKeys } from './setting-catalogue.js';
 /**
  * The frontend base URL from Service.Application.FrontendUrl when it is a valid absolute http(s)
  * URL, without trailing slashes (and without query or fragment, which a base cannot carry);
- * undefined when blank or invalid (spec, settings rule 7: then notifications carry no link).
+ * undefined when blank or invalid (then notifications carry no link: docs/operations.md).
  */
-export function frontendBaseUrl(frontendUrl: string | null | undefined): string | undefined {
+function frontendBaseUrl(frontendUrl: string | null | undefined): string | undefined {
   const text = frontendUrl?.trim();
   if (!text) return undefined;
   let url: URL;

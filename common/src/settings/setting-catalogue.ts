@@ -1,7 +1,7 @@
 import type { SettingType } from './setting-types.js';
 
 /**
- * Every setting of the spec's two tables ("Account settings", "System settings"), in one place:
+ * Every setting of the product's two tables (account and system settings, docs/api.md), in one place:
  * scope, type, default, sensitivity and the limits Strata adds. Several e-mail keys exist in both
  * scopes (an account value overrides the system value for that account's mail); each scope has
  * its own entry.
@@ -9,7 +9,7 @@ import type { SettingType } from './setting-types.js';
 
 export type SettingScope = 'system' | 'account';
 
-/** Names of every setting, spelled as the spec spells them. */
+/** Names of every setting, spelled as the product and its clients spell them. */
 export const SettingKeys = {
   EmailEndpoint: 'Service.Communication.Email.Endpoint',
   EmailUserName: 'Service.Communication.Email.UserName',
@@ -31,7 +31,7 @@ export interface SettingDefinition {
   readonly key: SettingKey;
   readonly scope: SettingScope;
   readonly type: SettingType;
-  /** Value used while none is stored; null for "no value" (the spec's string default). */
+  /** Value used while none is stored; null for "no value" (string settings documented with the default `null`). */
   readonly default: string | null;
   /** Stored and used, but never returned by any endpoint nor logged. */
   readonly sensitive: boolean;

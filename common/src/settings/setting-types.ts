@@ -1,5 +1,5 @@
 /**
- * The spec's setting value types ("Setting value types") and their parsers. Parsers return
+ * The setting value types (docs/api.md, Settings) and their parsers. Parsers return
  * undefined for text that is not a value of the type; the catalogue's validation turns that into a
  * 400 naming the setting. Stored values are kept as the text the user sent (trimmed) and parsed
  * again where they are used, so what a client reads back is what it wrote.
@@ -8,7 +8,7 @@
 export type SettingType = 'string' | 'TimeSpan' | 'size' | 'int';
 
 /** Accepted size units and their byte multiples (binary: 1 KB = 1024 B, as sizes of files go). */
-export const SIZE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
+const SIZE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
 export type SizeUnit = keyof typeof SIZE_UNITS;
 
 /**
@@ -26,7 +26,7 @@ export function parseSize(text: string): number | undefined {
 
 /**
  * A TimeSpan `hh:mm:ss` (`00:15:00`, `01:00:00`, `06:00:00`); hours 0–23, minutes and seconds
- * 00–59. A leading day count (`1.00:00:00`, the .NET form the spec's format comes from) is also
+ * 00–59. A leading day count (`1.00:00:00`, the .NET form the documented format comes from) is also
  * accepted so that spans of a day or more can be written. Returns milliseconds, or undefined.
  */
 export function parseTimeSpan(text: string): number | undefined {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** Where Debian's `etcd-server` package installs etcd (`apt-get install -y etcd-server`). */
-export const ETCD_BINARY = '/usr/bin/etcd';
+const ETCD_BINARY = '/usr/bin/etcd';
 
 export interface EtcdServer {
   /** Client URL to put in `etcd.endpoints`, e.g. `http://127.0.0.1:41234`. */

@@ -2,7 +2,7 @@ import { holdsOnAccount, isGlobalAdmin, type Principal } from './principal.js';
 import { accountScope } from './token-scope.js';
 
 /**
- * The spec's permission table, in one place. Every route declares one of these operations; the
+ * The permission table (docs/api.md, Permissions), in one place. Every route declares one of these operations; the
  * gateway checks it before the handler runs, and a test walks every route against every role.
  *
  * - `global`: only global admins (no account in the path).

@@ -15,7 +15,7 @@ const schemaPattern = z.object({
     .regex(/^(\*|[A-Za-z0-9._-]+\*?)$/, 'must be *, a schema name, or a schema-name prefix ending in *'),
 });
 
-/** Body of POST /auth/pat-token (spec, Authentication). */
+/** Body of POST /auth/pat-token (docs/api.md, Authentication). */
 export const longLivedTokenSchema = z.object({
   expiration: z.string().datetime({ offset: true }).nullable(),
   accounts: z

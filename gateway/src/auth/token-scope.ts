@@ -1,5 +1,5 @@
 /**
- * The scope of a long-lived token (spec, Authentication: body of POST /auth/pat-token). A token
+ * The scope of a long-lived token (docs/api.md, Authentication: body of POST /auth/pat-token). A token
  * with a scope can push to the schemas its inflow patterns match and, with a query scope, query the
  * schemas its query patterns match; nothing else.
  */

@@ -66,7 +66,7 @@ function unwrap(schema: AnySchema): AnySchema {
  * `Schema`, `schema` and `SCHEMA` all bind (clients send camelCase and PascalCase alike). Keys of
  * free-form values (records, `unknown`) are left exactly as sent.
  */
-export function canonicalizeKeys(value: unknown, schema: AnySchema): unknown {
+function canonicalizeKeys(value: unknown, schema: AnySchema): unknown {
   const core = unwrap(schema);
   const def = defOf(core);
   if (def.type === 'array' && Array.isArray(value) && def.element) return value.map((v) => canonicalizeKeys(v, def.element!));

@@ -9,7 +9,7 @@ const fromAlertSchema = incidentBodySchema.extend({ incidentId: z.string().nulli
 const runtimeStateSchema = z.object({ state: z.string().nullish() });
 const linkSchema = z.object({ linkSource: z.string().nullish() });
 
-/** Alert integration (spec, Endpoints: Alert integration). */
+/** Alert integration (docs/api.md, Alert integration). */
 export const alertRoutes: RouteDef[] = [
   {
     method: 'POST',

@@ -13,7 +13,7 @@ const groupBodySchema = z.object({
 const BASE = '/accounts/:accountId/groups';
 const orUndefined = (v: string | null | undefined) => v ?? undefined;
 
-/** Groups and members (spec, Endpoints: Groups). Group changes publish no notification. */
+/** Groups and members (docs/api.md, Groups). Group changes publish no notification. */
 export const groupRoutes: RouteDef[] = [
   {
     method: 'GET',

@@ -7,7 +7,7 @@ const text = z.string().nullish();
 
 /**
  * The incident object of PUT (and of the alert flow). Only types are checked here: the master
- * applies the spec's rules and messages (required title and owner, states, ownership). Unknown
+ * applies the rules and messages of docs/api.md (required title and owner, states, ownership). Unknown
  * keys (incidentId, createdAt, … from a GET-modify-PUT round trip) are ignored.
  */
 export const incidentBodySchema = z.object({

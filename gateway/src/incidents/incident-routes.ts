@@ -13,7 +13,7 @@ const commentBodySchema = z.object({ body: z.string().nullish() });
 
 const BASE = '/accounts/:accountId/incidents';
 
-/** Incidents, comments and history (spec, Endpoints: Incidents). */
+/** Incidents, comments and history (docs/api.md, Incidents). */
 export const incidentRoutes: RouteDef[] = [
   {
     method: 'GET',

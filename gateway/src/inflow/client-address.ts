@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /** `::ffff:10.0.0.1` → `10.0.0.1`: IPv4 peers on a dual-stack socket. */
-export function normalizeAddress(address: string): string {
+function normalizeAddress(address: string): string {
   return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
 

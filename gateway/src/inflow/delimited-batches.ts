@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { StrataError } from '@strata/common';
 import {
   type DataType,
   INFLOW_LIMITS,
   isReservedFieldName,
   isValidName,
   STAMPED_COLUMNS,
+  StrataError,
   widen,
-} from '@strata/worker/inflow-rules';
+} from '@strata/common';
 import { CsvError, parse } from 'csv-parse';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import { type BuiltPart, EntryIds } from './json-batch.js';

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { HTTP_STATUS_BY_KIND, isGuid, StrataError } from '@strata/common';
+import { columnTypeToProto, HTTP_STATUS_BY_KIND, INFLOW_LIMITS, isGuid, isValidName, StrataError } from '@strata/common';
 import type { AppendRequest } from '@strata/proto/ingest/v1/ingest';
-import { columnTypeToProto, INFLOW_LIMITS, isValidName } from '@strata/worker/inflow-rules';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import { readRawBody } from '../http/request-body.js';

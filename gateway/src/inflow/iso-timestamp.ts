@@ -2,8 +2,8 @@
  * ISO 8601 timestamps as inflow accepts them, converted to microseconds since the Unix epoch (UTC).
  *
  * Accepted: `YYYY-MM-DDThh:mm:ss`, optional fraction of 1–9 digits (`.` or `,`), then `Z`, an
- * offset `±hh:mm` / `±hhmm` / `±hh`, or nothing (taken as UTC: the spec says timestamps are sent
- * in UTC). `T` may be `t` or a space. Offsets are converted to UTC. Digits beyond microseconds are
+ * offset `±hh:mm` / `±hhmm` / `±hh`, or nothing (taken as UTC: clients send timestamps in
+ * UTC, docs/compatibility.md). `T` may be `t` or a space. Offsets are converted to UTC. Digits beyond microseconds are
  * truncated (storage holds microseconds). Years 0001–9999.
  */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ErrorDetail, StrataError } from '@strata/common';
-import { type DataType, INFLOW_LIMITS, isReservedFieldName, isValidName } from '@strata/worker/inflow-rules';
+import { type DataType, type ErrorDetail, INFLOW_LIMITS, isReservedFieldName, isValidName, StrataError } from '@strata/common';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import { encodeValue, jsonValueType, mergeType } from './value-typing.js';
 

@@ -1,4 +1,4 @@
-import { type DataType, INFLOW_LIMITS, widen } from '@strata/worker/inflow-rules';
+import { type DataType, INFLOW_LIMITS, widen } from '@strata/common';
 import { mightBeIsoTimestamp, parseIsoTimestampMicros } from './iso-timestamp.js';
 
 /**

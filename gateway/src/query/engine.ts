@@ -10,12 +10,12 @@
  *   completions).
  */
 import { isStrataError, StrataError } from '@strata/common';
-import { planQuery as cut, type PlanInput, type QueryPlan } from './plan/planner.js';
+import { type PlanInput, planFragments, type QueryPlan } from './plan/planner.js';
 import { QueryBinder } from './semantic/query-binder.js';
 import type { QueryAst } from './syntax/ast.js';
 import { warmKustoParser } from './syntax/kusto-runtime.js';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseKql } from './syntax/parse-kql.js';
-import type { KqlType, SchemaCatalog } from './types.js';
+import type { SchemaCatalog } from './types.js';
 
 export interface PlanOptions {
   /** The query's `now()`; defaults to the current time. */
@@ -27,7 +27,7 @@ export interface PlanOptions {
   limits?: ParseLimits;
 }
 
-export const DEFAULT_MAX_ROWS = 50_000;
+const DEFAULT_MAX_ROWS = 50_000;
 
 export function warmQueryEngine(): Promise<number> {
   return warmKustoParser();
@@ -79,7 +79,7 @@ export function planQuery(text: string, catalog: SchemaCatalog, options: PlanOpt
     const { ast, bound, nowUs } = bindQuery(text, catalog, options);
     const input: PlanInput = { rel: bound.rel, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
     if (ast.render) input.render = ast.render;
-    return cut(input);
+    return planFragments(input);
   } catch (err) {
     throw asQueryError(err);
   }
@@ -92,11 +92,6 @@ export function asQueryError(err: unknown): StrataError {
     return new StrataError('invalid', 'The query is nested too deeply.', { cause: err });
   }
   return new StrataError('invalid', 'The query could not be analysed.', { cause: err });
-}
-
-export interface ResultColumn {
-  name: string;
-  type: KqlType;
 }
 
 export {

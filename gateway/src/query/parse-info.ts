@@ -6,8 +6,7 @@
 import { isStrataError } from '@strata/common';
 import { asQueryError, bindQuery, type PlanOptions } from './engine.js';
 import { AGGREGATES } from './semantic/aggregates.js';
-import { kustoLanguage } from './syntax/kusto-runtime.js';
-import { DEFAULT_PARSE_LIMITS } from './syntax/parse-kql.js';
+import { DEFAULT_PARSE_LIMITS, type KustoTable, kustoCompletions } from './syntax/parse-kql.js';
 import { prescan } from './syntax/prescan.js';
 import { KQL_TYPE_NAME, RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
@@ -33,7 +32,7 @@ export interface ParseResponse {
   columns: { name: string; type: string }[];
 }
 
-export function toApiError(err: unknown): ApiErrorModel {
+function toApiError(err: unknown): ApiErrorModel {
   const e = isStrataError(err) ? err : asQueryError(err);
   return {
     message: e.message,
@@ -111,22 +110,9 @@ const SUPPORTED_FUNCTIONS = new Set([
   ...Object.keys(AGGREGATES),
 ]);
 
-const COMPLETION_KIND_NAMES: Record<number, string> = {};
-
-function kindName(kind: number): string {
-  if (Object.keys(COMPLETION_KIND_NAMES).length === 0) {
-    for (const [name, value] of Object.entries(kustoLanguage().Editor.CompletionKind)) {
-      if (typeof value === 'number') COMPLETION_KIND_NAMES[value] = name;
-    }
-  }
-  return COMPLETION_KIND_NAMES[kind] ?? 'Unknown';
-}
-
 function schemaName(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `['${name.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;
 }
-
-const globalsCache = new Map<string, unknown>();
 
 /**
  * Kusto reads `app.requests` as database `app`, table `requests`: dotted table names do not
@@ -153,26 +139,13 @@ function aliasesFor(catalog: SchemaCatalog): Aliases {
   return { toReal, toAlias };
 }
 
-function globalsFor(catalog: SchemaCatalog, aliases: Aliases): unknown {
-  const key = catalog.tables
-    .map((t) => `${t.name}\u0001${t.columns.map((c) => `${c.name}\u0002${c.type}`).join('\u0003')}`)
-    .join('\u0004');
-  const cached = globalsCache.get(key);
-  if (cached) return cached;
-  const K = kustoLanguage();
+/** The catalog as Kusto table declarations, dotted names under their aliases. */
+function kustoTables(catalog: SchemaCatalog, aliases: Aliases): KustoTable[] {
   const aliasOf = new Map(aliases.toAlias);
-  const tables = catalog.tables.map(
-    (t) =>
-      new K.Symbols.TableSymbol.$ctor7(
-        aliasOf.get(t.name) ?? t.name,
-        `(${t.columns.map((c) => `${schemaName(c.name)}:${KQL_TYPE_NAME[c.type]}`).join(', ')})`,
-        null,
-      ),
-  );
-  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', tables));
-  if (globalsCache.size > 32) globalsCache.delete(globalsCache.keys().next().value as string);
-  globalsCache.set(key, globals);
-  return globals;
+  return catalog.tables.map((t) => ({
+    name: aliasOf.get(t.name) ?? t.name,
+    schema: `(${t.columns.map((c) => `${schemaName(c.name)}:${KQL_TYPE_NAME[c.type]}`).join(', ')})`,
+  }));
 }
 
 /** The text with dotted table names replaced by their aliases (same length). */
@@ -191,42 +164,36 @@ function aliasText(text: string, aliases: Aliases): string {
 }
 
 function completions(text: string, catalog: SchemaCatalog, cursor: number): AutoCompletion[] {
-  const K = kustoLanguage();
   const position = Math.max(0, Math.min(cursor, text.length));
   const aliases = aliasesFor(catalog);
-  const code = K.KustoCode.ParseAndAnalyze(aliasText(text, aliases), globalsFor(catalog, aliases));
-  const info = new K.Editor.KustoCodeService.ctor(code).GetCompletionItems(position);
-  if (!info?.Items) return [];
+  const info = kustoCompletions(aliasText(text, aliases), kustoTables(catalog, aliases), position);
+  if (!info) return [];
   const out: AutoCompletion[] = [];
-  const kinds = K.Editor.CompletionKind;
-  for (let i = 0; i < info.Items.Count && out.length < 200; i++) {
-    const item = info.Items.getItem(i);
-    const shown = item.MatchText || item.DisplayText;
+  for (const item of info.items) {
+    if (out.length >= 200) break;
+    const shown = item.matchText || item.displayText;
     const value = aliases.toReal.get(shown) ?? shown;
     const word = (/^[\w-]+/.exec(value)?.[0] ?? value).toLowerCase();
-    const kind = item.Kind;
-    if (kind === kinds.BuiltInFunction || kind === kinds.AggregateFunction) {
+    const kind = item.kind;
+    if (kind === 'BuiltInFunction' || kind === 'AggregateFunction') {
       if (!SUPPORTED_FUNCTIONS.has(word)) continue;
-    } else if (kind === kinds.QueryPrefix || kind === kinds.TabularPrefix || kind === kinds.TabularSuffix) {
+    } else if (kind === 'QueryPrefix' || kind === 'TabularPrefix' || kind === 'TabularSuffix') {
       if (!SUPPORTED_OPERATORS.has(word)) continue;
-    } else if (
-      kind === kinds.Database ||
-      kind === kinds.Cluster ||
-      kind === kinds.MaterialiedView ||
-      kind === kinds.EntityGroup ||
-      kind === kinds.Graph
-    ) {
+    } else if (NO_COMPLETION_KINDS.has(kind)) {
       continue;
     }
     out.push({
-      token: { start: info.EditStart, length: info.EditLength },
+      token: { start: info.editStart, length: info.editLength },
       value,
-      completionType: kindName(kind),
-      description: item.DisplayText,
+      completionType: kind,
+      description: item.displayText,
     });
   }
   return out;
 }
+
+/** Completions of things this engine has no notion of. ('MaterialiedView' is Kusto's spelling.) */
+const NO_COMPLETION_KINDS = new Set(['Database', 'Cluster', 'MaterialiedView', 'EntityGroup', 'Graph']);
 
 const MAX_COMPLETION_QUERY_LENGTH = 16_384;
 

@@ -1,5 +1,5 @@
 /**
- * The query endpoints the clients call (LOGSHIP-COMPAT §1.3–1.5):
+ * The query endpoints the clients call (docs/compatibility.md):
  *   POST /search/:accountId/kusto          run a query
  *   POST /search/:accountId/kusto/parse    parse status, result columns, completions
  *   GET  /search/:accountId/schemas        the account's tables and columns
@@ -13,12 +13,10 @@
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
-import type { GatewayDeps } from '../gateway-deps.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
-import { distributedRunner } from './distributed-runner.js';
-import { executePlanColumnar, MergeDatabase, planQuery, queryResultJson, warmQueryEngine } from './engine.js';
+import { restrictCatalog } from './cluster/schema-catalog.js';
+import { queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
-import { restrictCatalog, SchemaCatalogSource } from './schema-catalog.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
@@ -29,29 +27,6 @@ export const MAX_QUERY_TIMEOUT_SECONDS = 300;
 const queryBody = z.object({ query: z.string() });
 const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional() });
 
-interface QueryRuntime {
-  merge: MergeDatabase;
-  catalogs: SchemaCatalogSource;
-}
-
-const runtimes = new WeakMap<GatewayDeps, QueryRuntime>();
-
-function runtime(deps: GatewayDeps): QueryRuntime {
-  let r = runtimes.get(deps);
-  if (!r) {
-    r = { merge: new MergeDatabase(), catalogs: new SchemaCatalogSource(deps.coordinator, deps.channels) };
-    runtimes.set(deps, r);
-  }
-  return r;
-}
-
-/** Closes the merge database of a gateway (on stop). */
-export async function closeQueryRuntime(deps: GatewayDeps): Promise<void> {
-  const r = runtimes.get(deps);
-  runtimes.delete(deps);
-  await r?.merge.close();
-}
-
 function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
 }
@@ -59,7 +34,7 @@ function accountOf(rc: RouteContext): string {
 /** The catalog the caller may see: a scoped token only its query schemas. */
 async function callerCatalog(rc: RouteContext): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
-  const catalog = await runtime(rc.deps).catalogs.get(accountId);
+  const catalog = await rc.deps.query.catalog(accountId);
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
   return restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
@@ -96,18 +71,9 @@ export const queryRoutes: RouteDef[] = [
       const { query } = await rc.body(queryBody);
       await warmQueryEngine();
       const catalog = await callerCatalog(rc);
-      const plan = planQuery(query, catalog);
-      const timeoutMs = queryTimeoutMs(rc);
-      const { merge } = runtime(rc.deps);
-      const runner = distributedRunner({
-        coordinator: rc.deps.coordinator,
-        channels: rc.deps.channels,
+      const result = await rc.deps.query.run(query, catalog, {
         accountId: accountOf(rc),
-        timeoutMs,
-      });
-      const result = await executePlanColumnar(plan, runner, {
-        mergeDatabase: merge,
-        timeoutMs,
+        timeoutMs: queryTimeoutMs(rc),
         signal: clientGone(rc.koa.res),
       });
       // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.

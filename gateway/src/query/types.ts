@@ -1,10 +1,11 @@
 /**
  * KQL scalar types as the engine models them, and how each is represented in DuckDB and in results.
- * `int` and `decimal` are folded into `long` and `real`: results only know Int64 and Float64.
- * A timespan is carried as BIGINT ticks (100 ns) so arithmetic and comparisons stay exact; a
- * datetime is a TIMESTAMP (microseconds: the 7th fractional digit is always 0); dynamic is JSON.
+ * The types themselves are common's `QueryValueType` (common/src/query/value-types.ts), which the
+ * fragment wire format and the workers share; the engine calls them `KqlType`.
  */
-export type KqlType = 'string' | 'long' | 'real' | 'bool' | 'datetime' | 'timespan' | 'guid' | 'dynamic';
+import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from '@strata/common';
+
+export type KqlType = QueryValueType;
 
 export const RESULT_TYPE_NAME: Record<KqlType, string> = {
   string: 'String',
@@ -17,17 +18,8 @@ export const RESULT_TYPE_NAME: Record<KqlType, string> = {
   dynamic: 'Dynamic',
 };
 
-/** DuckDB column type holding each KQL type inside the engine's statements. */
-export const DUCKDB_TYPE: Record<KqlType, string> = {
-  string: 'VARCHAR',
-  long: 'BIGINT',
-  real: 'DOUBLE',
-  bool: 'BOOLEAN',
-  datetime: 'TIMESTAMP',
-  timespan: 'BIGINT',
-  guid: 'UUID',
-  dynamic: 'JSON',
-};
+/** DuckDB column type holding each KQL type inside the engine's statements (the workers' too). */
+export const DUCKDB_TYPE: Readonly<Record<KqlType, string>> = QUERY_VALUE_DUCKDB_TYPE;
 
 const TYPE_NAMES: Record<string, KqlType> = {
   string: 'string',
@@ -69,10 +61,6 @@ export const KQL_TYPE_NAME: Record<KqlType, string> = {
   guid: 'guid',
   dynamic: 'dynamic',
 };
-
-export function isNumeric(t: KqlType): boolean {
-  return t === 'long' || t === 'real';
-}
 
 /** Columns of one table as the caller's schema catalog describes it. */
 export interface CatalogColumn {

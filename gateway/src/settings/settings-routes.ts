@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RouteDef } from '../http/route.js';
 import { settingsView } from './settings-view.js';
 
-/** A setting value as clients send it: text (the spec), a number for convenience, or null to remove. */
+/** A setting value as clients send it: text (as documented), a number for convenience, or null to remove. */
 const settingValue = z.union([z.string(), z.number().transform(String), z.null()]);
 
 const systemSettingsBody = z.object({
@@ -17,7 +17,7 @@ const accountSettingBody = z.object({ value: settingValue });
 const wire = (value: string | null) => value ?? '';
 
 /**
- * The spec's settings endpoints. Responses list every setting of the scope as
+ * The settings endpoints (docs/api.md, Settings). Responses list every setting of the scope as
  * `{ key, value, type, default, sensitive, isSet, description }` with sensitive values null
  * (docs/api.md). Validation, including all-or-nothing for POST /settings, happens on the master.
  */

@@ -4,7 +4,7 @@ import type { Principal } from '../../src/auth/principal.js';
 import { allRoutes } from '../../src/routes.js';
 
 /**
- * The spec's permission table written out independently of access-policy.ts: for each operation,
+ * The permission table of docs/api.md written out independently of access-policy.ts: for each operation,
  * which roles may perform it on their own account. A route with an operation missing here fails.
  */
 type Role =

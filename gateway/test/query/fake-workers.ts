@@ -4,11 +4,10 @@
  * out round-robin, so a query's answer must not depend on how many workers there are.
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { runFragment } from '@strata/common';
+import { quoteIdentifier, runFragment } from '@strata/common';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
 import type { FragmentRunner } from '../../src/query/exec/executor.js';
 import type { FragmentSpec, SingleWorkerSpec } from '../../src/query/plan/planner.js';
-import { quoteIdent } from '../../src/query/sql/sql.js';
 import { type CatalogTable, DUCKDB_TYPE, type KqlType, type SchemaCatalog } from '../../src/query/types.js';
 
 export type Cell = string | number | bigint | boolean | null | Date | object;
@@ -50,13 +49,13 @@ export class FakeWorkers {
       const instance = await DuckDBInstance.create(':memory:');
       const c = await instance.connect();
       for (const t of tables) {
-        const cols = t.columns.map((col) => `${quoteIdent(col.name)} ${DUCKDB_TYPE[col.type]}`).join(', ');
-        await c.run(`CREATE TABLE ${quoteIdent(t.name)} (${cols})`);
+        const cols = t.columns.map((col) => `${quoteIdentifier(col.name)} ${DUCKDB_TYPE[col.type]}`).join(', ');
+        await c.run(`CREATE TABLE ${quoteIdentifier(t.name)} (${cols})`);
         const mine = t.rows.filter((_, i) => i % workerCount === w);
         for (const row of mine) {
           const parts = row.map((v, i) => literal(v, (t.columns[i] as { type: KqlType }).type));
           const params = parts.filter((p) => p.param !== undefined).map((p) => p.param as string);
-          await c.run(`INSERT INTO ${quoteIdent(t.name)} VALUES (${parts.map((p) => p.sql).join(', ')})`, params);
+          await c.run(`INSERT INTO ${quoteIdentifier(t.name)} VALUES (${parts.map((p) => p.sql).join(', ')})`, params);
         }
       }
       c.closeSync();
@@ -85,7 +84,7 @@ export class FakeWorkers {
           const out: ColumnBatch[] = [];
           const table = this.catalog.tables.find((t) => t.name === fragment.table);
           const available = table ? table.columns.map((col) => col.name) : [];
-          for await (const b of runFragment(c, quoteIdent(fragment.table), available, fragment, signal)) out.push(b);
+          for await (const b of runFragment(c, quoteIdentifier(fragment.table), available, fragment, signal)) out.push(b);
           return out;
         }),
       );

@@ -10,8 +10,8 @@ import type { RelationalStore, SqlExecutor } from '../store/relational-store.js'
 import { alertIncidentId } from './alert-incident-id.js';
 import { linkRows, runtimeStateRows } from './alert-repository.js';
 
-export const ALERT_TRIGGERED = 'alert-triggered';
-export const MANUAL = 'manual';
+const ALERT_TRIGGERED = 'alert-triggered';
+const MANUAL = 'manual';
 export const ACTIVE = 'ACTIVE';
 
 const LINK_SOURCE = /^[A-Za-z0-9._-]{1,64}$/;

@@ -34,7 +34,7 @@ export interface PlanOptions {
   minSegmentsPerPartialJob?: number;
 }
 
-export const DEFAULT_MIN_SEGMENTS_PER_PARTIAL_JOB = 8;
+const DEFAULT_MIN_SEGMENTS_PER_PARTIAL_JOB = 8;
 
 function oldestFirst(a: PlannerSegment, b: PlannerSegment): number {
   return a.minTimestampMs - b.minTimestampMs || a.createdAtMs - b.createdAtMs || (a.segmentId < b.segmentId ? -1 : 1);

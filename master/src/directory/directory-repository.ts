@@ -138,7 +138,7 @@ export class DirectoryRepository {
 
   /**
    * Replaces the user's global permissions (empty accountId) or the user's permissions on one
-   * account. Names are validated against the spec's permission list.
+   * account. Names are validated against the permission list (common/src/permissions.ts).
    */
   async setPermissions(userId: string, accountId: string, permissions: string[], tx?: SqlExecutor): Promise<void> {
     const names = [...new Set(permissions.map(normalizePermission))];

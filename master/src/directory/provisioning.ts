@@ -8,7 +8,7 @@ export interface ProvisioningResult {
 }
 
 /**
- * Applies the `setupService` section (spec, deployment): creates the listed accounts and users and
+ * Applies the `setupService` section (docs/configuration.md): creates the listed accounts and users and
  * grants their permissions. Run by the elected leader at each election; idempotent: an existing
  * account or user (matched by id) is updated, never duplicated; permissions are added, never
  * removed; an existing user's password is left as it is, so a password changed after the first

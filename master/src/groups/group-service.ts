@@ -7,9 +7,9 @@ import { groupMissing } from '../incidents/incident-service.js';
 import type { RelationalStore } from '../store/relational-store.js';
 import { groupRows, memberRows } from './group-repository.js';
 
-export const GROUP_NAME_REQUIRED = 'Group name is required.';
-export const userNotAccountMember = (userId: string) => `User ${userId} is not a member of this account.`;
-export const groupStillOwns = (groupId: string, count: number) => `Incident group ${groupId} still owns ${count} incidents.`;
+const GROUP_NAME_REQUIRED = 'Group name is required.';
+const userNotAccountMember = (userId: string) => `User ${userId} is not a member of this account.`;
+const groupStillOwns = (groupId: string, count: number) => `Incident group ${groupId} still owns ${count} incidents.`;
 
 const MAX_NAME = 256;
 const MAX_DESCRIPTION = 4096;
@@ -22,7 +22,7 @@ function parseTimestamp(raw: string): string {
 }
 
 /**
- * Groups of users and their memberships (spec, Group and Group member). Groups have no state:
+ * Groups of users and their memberships (docs/api.md, Groups). Groups have no state:
  * they are present or deleted. Nothing here publishes a notification.
  */
 export class GroupService {

@@ -2,21 +2,21 @@ import type { Incident } from '@strata/proto/incidents/v1/incidents';
 import { EMPTY_GUID } from './incident-model.js';
 
 /**
- * The compact metadata string of a history event (spec, Incident history event):
+ * The compact metadata string of a history event (docs/api.md, HistoryEvent):
  * `owner=<owner_type>:<owner_id>`, then `changes=<item>|<item>…` when fields changed, then
  * `reopenReason=<text>` for a reopen, joined by `;`.
  *
- * Owner types are written as their enum names, `INCIDENT_OWNER_TYPE_GROUP` (the form the spec
- * gives) and `INCIDENT_OWNER_TYPE_USER`, in the owner segment and in `Owner:` change items alike.
+ * Owner types are written as their enum names, `INCIDENT_OWNER_TYPE_GROUP` (the form the
+ * product's documentation gives) and `INCIDENT_OWNER_TYPE_USER`, in the owner segment and in `Owner:` change items alike.
  * States and severities are written as the API spells them (`OPEN`, `SEV2`).
  */
-export function ownerTypeName(ownerType: string): string {
+function ownerTypeName(ownerType: string): string {
   return `INCIDENT_OWNER_TYPE_${ownerType}`;
 }
 
 const ownerRef = (i: Pick<Incident, 'ownerType' | 'ownerId'>) => `${ownerTypeName(i.ownerType)}:${i.ownerId}`;
 
-/** Change items in the spec's order: State, Severity, Owner, Assignee, Title, Description. */
+/** Change items in the documented order: State, Severity, Owner, Assignee, Title, Description. */
 export function changeItems(before: Incident, after: Incident): string[] {
   const items: string[] = [];
   if (before.state !== after.state) items.push(`State:${before.state}->${after.state}`);

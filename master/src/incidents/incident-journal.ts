@@ -26,7 +26,7 @@ export interface JournalEntry {
 }
 
 /**
- * Writes one history event and, for the event types the spec notifies, the outbox mail to every
+ * Writes one history event and, for the event types that notify (NOTIFIED_EVENT_TYPES), the outbox mail to every
  * recipient, on the caller's transaction executor, so they commit with the change they describe.
  */
 export async function journal(tx: SqlExecutor, entry: JournalEntry): Promise<IncidentHistoryEvent> {

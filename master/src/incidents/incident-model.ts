@@ -1,20 +1,20 @@
 import { invalid, isGuid } from '@strata/common';
 
-/** Incident lifecycle states of the spec, in the order of the state table. */
+/** Incident lifecycle states, in the order of the state table (docs/api.md, Incidents). */
 export const INCIDENT_STATES = ['OPEN', 'IN_PROGRESS', 'MITIGATED', 'RESOLVED'] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
 
 /** SEV1 is the most critical. */
-export const INCIDENT_SEVERITIES = ['SEV1', 'SEV2', 'SEV3', 'SEV4'] as const;
+const INCIDENT_SEVERITIES = ['SEV1', 'SEV2', 'SEV3', 'SEV4'] as const;
 export type IncidentSeverity = (typeof INCIDENT_SEVERITIES)[number];
 
-export const OWNER_TYPES = ['USER', 'GROUP'] as const;
+const OWNER_TYPES = ['USER', 'GROUP'] as const;
 export type OwnerType = (typeof OWNER_TYPES)[number];
 
 export const DEFAULT_STATE: IncidentState = 'OPEN';
 export const DEFAULT_SEVERITY: IncidentSeverity = 'SEV3';
 
-export const HISTORY_EVENT_TYPES = [
+const HISTORY_EVENT_TYPES = [
   'INCIDENT_CREATED',
   'INCIDENT_UPDATED',
   'INCIDENT_RESOLVED',
@@ -25,7 +25,7 @@ export const HISTORY_EVENT_TYPES = [
 ] as const;
 export type HistoryEventType = (typeof HISTORY_EVENT_TYPES)[number];
 
-/** Events of the spec's Events table whose "Notification sent" column says yes. */
+/** The event types that send a notification mail (docs/operations.md, Incident notification e-mail). */
 export const NOTIFIED_EVENT_TYPES: ReadonlySet<HistoryEventType> = new Set([
   'INCIDENT_CREATED',
   'INCIDENT_UPDATED',

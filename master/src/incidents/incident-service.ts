@@ -29,14 +29,14 @@ import {
 import { commentRows, historyRows, type IncidentFilter, incidentRows } from './incident-repository.js';
 import { checkTransition } from './state-machine.js';
 
-export const OWNER_REQUIRED = 'Incident owner is required.';
+const OWNER_REQUIRED = 'Incident owner is required.';
 export const groupMissing = (groupId: string) => `Incident group ${groupId} does not exist.`;
-export const ownerNotMember = (userId: string) => `Incident user owner ${userId} is not a member of this account.`;
-export const assigneeNotMember = (userId: string) => `Incident assignee ${userId} is not a member of this account.`;
+const ownerNotMember = (userId: string) => `Incident user owner ${userId} is not a member of this account.`;
+const assigneeNotMember = (userId: string) => `Incident assignee ${userId} is not a member of this account.`;
 export const incidentMissing = (incidentId: string) => `Incident ${incidentId} does not exist.`;
 
 /** Largest page of the incident list. */
-export const MAX_PAGE_SIZE = 1000;
+const MAX_PAGE_SIZE = 1000;
 
 export const incidentJson = (i: Incident) => jsonSnapshot(i, INCIDENT_OPTIONAL_FIELDS);
 export const commentJson = (c: IncidentComment) => jsonSnapshot(c, []);
@@ -71,7 +71,7 @@ function checkPrecondition(incidentId: string, current: Incident | undefined, p:
 }
 
 /**
- * Incidents, comments and history: every rule of the spec that the master enforces. Each write
+ * Incidents, comments and history: every incident rule of docs/api.md (Incidents) that the master enforces. Each write
  * runs in one transaction with its history event and its notification outbox rows.
  */
 export class IncidentService {

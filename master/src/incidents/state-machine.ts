@@ -2,10 +2,10 @@ import { invalid, StrataError } from '@strata/common';
 import type { IncidentState } from './incident-model.js';
 
 /**
- * The spec's incident state table. Keys are the "from" states, values the states an update may
+ * The incident state table (docs/api.md, Incidents: State table). Keys are the "from" states, values the states an update may
  * move to; re-saving the same state is always allowed and is not listed.
  */
-export const ALLOWED_TRANSITIONS: Readonly<Record<IncidentState, readonly IncidentState[]>> = {
+const ALLOWED_TRANSITIONS: Readonly<Record<IncidentState, readonly IncidentState[]>> = {
   OPEN: ['IN_PROGRESS', 'MITIGATED', 'RESOLVED'],
   IN_PROGRESS: ['MITIGATED', 'RESOLVED'],
   MITIGATED: ['IN_PROGRESS', 'RESOLVED'],
@@ -15,13 +15,13 @@ export const ALLOWED_TRANSITIONS: Readonly<Record<IncidentState, readonly Incide
 /** What a save does to the lifecycle, which decides the history event type. */
 export type TransitionKind = 'none' | 'move' | 'resolve' | 'reopen';
 
-export const INVALID_TRANSITION = 'Invalid incident state transition';
-export const RESOLUTION_NOTE_REQUIRED = 'Resolution note is required when resolving an incident.';
-export const REOPEN_REASON_REQUIRED = 'Reopen reason is required when reopening a resolved incident.';
+const INVALID_TRANSITION = 'Invalid incident state transition';
+const RESOLUTION_NOTE_REQUIRED = 'Resolution note is required when resolving an incident.';
+const REOPEN_REASON_REQUIRED = 'Reopen reason is required when reopening a resolved incident.';
 
 /**
  * Checks a move from `from` to `to` against the table and its conditions. Returns what kind of
- * transition it is; throws a bad request with the spec's message otherwise.
+ * transition it is; throws a bad request with the documented message otherwise.
  */
 export function checkTransition(
   from: IncidentState,

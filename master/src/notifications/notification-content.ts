@@ -56,7 +56,7 @@ function describeChange(item: string): string {
 }
 
 /**
- * The notification mail of one incident event (spec, Events): a heading describing the action,
+ * The notification mail of one incident event (docs/operations.md, Incident notification e-mail): a heading describing the action,
  * then identifier, title, state, severity, owner, assignee, updated time, description and extra
  * details; a comment's body is its own section. The deep link appears only when `link` is given.
  */

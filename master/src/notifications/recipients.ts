@@ -35,7 +35,7 @@ export async function ownerLabel(x: SqlExecutor, incident: Incident): Promise<st
 }
 
 /**
- * Who is told about a change (spec, Events): the assignee if any; every member of the owner group
+ * Who is told about a change (docs/operations.md, Incident notification e-mail): the assignee if any; every member of the owner group
  * if a group owns the incident; the owner user if a user owns it. De-duplicated by user and by
  * address (two users sharing one mailbox get one mail); users without an e-mail address are
  * skipped. Order: assignee, owner, group members by user id.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { INCIDENT_STATES, type IncidentState } from '../../src/incidents/incident-model.js';
 import { Fixture, newId } from './fixture.js';
 
-/** The spec's state table: (from, to) → event type for allowed moves. Everything else is refused. */
+/** The state table of docs/api.md: (from, to) → event type for allowed moves. Everything else is refused. */
 const ALLOWED: Record<string, string> = {
   'OPEN->IN_PROGRESS': 'INCIDENT_UPDATED',
   'OPEN->MITIGATED': 'INCIDENT_UPDATED',

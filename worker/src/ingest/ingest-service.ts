@@ -1,11 +1,10 @@
-import { implementService, type Logger, StrataError } from '@strata/common';
+import { columnTypeFromProto, implementService, type Logger, StrataError } from '@strata/common';
 import { type AppendRequest, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import type { AppendInput } from '../storage/hot-writer.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
-import { columnTypeFromProto } from './column-type-codec.js';
 
 /** Converts the wire request into the storage engine's input, refusing unknown column types. */
-export function appendInputOf(req: AppendRequest): AppendInput {
+function appendInputOf(req: AppendRequest): AppendInput {
   return {
     accountId: req.accountId,
     inflowTimestampUs: req.inflowTimestampUs,

@@ -3,7 +3,7 @@ import { type Segment, SegmentServiceService } from '@strata/proto/ingest/v1/seg
 import type { SegmentInfo } from '../storage/catalog.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 
-export function segmentToProto(s: SegmentInfo): Segment {
+function segmentToProto(s: SegmentInfo): Segment {
   return {
     segmentId: s.segmentId,
     accountId: s.accountId,

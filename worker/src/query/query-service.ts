@@ -7,96 +7,38 @@
  * and streams its result as column batches. The call's deadline or cancellation interrupts the
  * statement; the scan is always released.
  */
+
 import {
   type ColumnBatch,
+  type ColumnTypeName,
+  decodeFragmentStatement,
+  decodeFragmentTarget,
   type ExecutorLimits,
   encodeBatch,
   errorFields,
-  type FragmentStatement,
   implementService,
   type Logger,
-  type ParamValue,
   type QueryValueType,
   runFragment,
   StrataError,
-  type WireType,
+  valueTypeToProto,
+  wireTypeFromProto,
 } from '@strata/common';
-import {
-  type ExecuteFragmentRequest,
-  type ExecuteFragmentResponse,
-  WireType as ProtoWireType,
-  QueryServiceService,
-  ValueType,
-} from '@strata/proto/query/v1/query';
-import type { ColumnTypeName } from '../storage/column-types.js';
+import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
+import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { ExecutorLimiter } from './executor-limits.js';
 
-const WIRE_BY_PROTO: Partial<Record<ProtoWireType, WireType>> = {
-  [ProtoWireType.WIRE_TYPE_VARCHAR]: 'VARCHAR',
-  [ProtoWireType.WIRE_TYPE_BIGINT]: 'BIGINT',
-  [ProtoWireType.WIRE_TYPE_DOUBLE]: 'DOUBLE',
-  [ProtoWireType.WIRE_TYPE_BOOLEAN]: 'BOOLEAN',
-  [ProtoWireType.WIRE_TYPE_TIMESTAMP]: 'TIMESTAMP',
-};
-
-const VALUE_BY_PROTO: Partial<Record<ValueType, QueryValueType>> = {
-  [ValueType.VALUE_TYPE_STRING]: 'string',
-  [ValueType.VALUE_TYPE_LONG]: 'long',
-  [ValueType.VALUE_TYPE_REAL]: 'real',
-  [ValueType.VALUE_TYPE_BOOL]: 'bool',
-  [ValueType.VALUE_TYPE_DATETIME]: 'datetime',
-  [ValueType.VALUE_TYPE_TIMESPAN]: 'timespan',
-  [ValueType.VALUE_TYPE_GUID]: 'guid',
-  [ValueType.VALUE_TYPE_DYNAMIC]: 'dynamic',
-};
-
 /** Storage column types as the query language sees them. */
-const VALUE_OF_STORAGE: Record<ColumnTypeName, ValueType> = {
-  Int64: ValueType.VALUE_TYPE_LONG,
-  Float64: ValueType.VALUE_TYPE_REAL,
-  Boolean: ValueType.VALUE_TYPE_BOOL,
-  DateTime: ValueType.VALUE_TYPE_DATETIME,
-  String: ValueType.VALUE_TYPE_STRING,
-  Dynamic: ValueType.VALUE_TYPE_DYNAMIC,
-  Guid: ValueType.VALUE_TYPE_GUID,
+const VALUE_OF_STORAGE: Record<ColumnTypeName, QueryValueType> = {
+  Int64: 'long',
+  Float64: 'real',
+  Boolean: 'bool',
+  DateTime: 'datetime',
+  String: 'string',
+  Dynamic: 'dynamic',
+  Guid: 'guid',
 };
-
-function wireType(t: ProtoWireType): WireType {
-  const w = WIRE_BY_PROTO[t];
-  if (!w) throw new StrataError('invalid', 'A fragment uses an unknown wire type.');
-  return w;
-}
-
-function paramValue(p: ExecuteFragmentRequest['params'][number]): ParamValue {
-  const type = wireType(p.type);
-  if (p.isNull) return { type, value: null };
-  switch (type) {
-    case 'VARCHAR':
-      return { type, value: p.value };
-    case 'BOOLEAN':
-      return { type, value: p.value === 'true' };
-    case 'DOUBLE':
-      return { type, value: Number(p.value) };
-    default:
-      if (!/^-?\d+$/.test(p.value)) throw new StrataError('invalid', 'A fragment parameter is not an integer.');
-      return { type, value: BigInt(p.value) };
-  }
-}
-
-export function fragmentStatement(req: ExecuteFragmentRequest): FragmentStatement {
-  return {
-    sql: req.sql,
-    params: req.params.map(paramValue),
-    sourceColumns: req.sourceColumns.map((c) => {
-      const type = VALUE_BY_PROTO[c.type];
-      if (!type) throw new StrataError('invalid', `The column '${c.name}' has an unknown type.`);
-      return { name: c.name, type };
-    }),
-    columns: req.columns.map((c) => ({ id: c.id, type: wireType(c.type) })),
-    ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
-  };
-}
 
 export interface QueryServiceOptions {
   /** Rows per streamed batch (default 16,384). */
@@ -119,16 +61,14 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
 
   async function* execute(req: ExecuteFragmentRequest, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
     if (!req.accountId || !req.schema) throw new StrataError('invalid', 'A fragment needs an account and a schema.');
-    const statement = fragmentStatement(req);
+    const statement = decodeFragmentStatement(req);
     const release = await limiter.admit(signal);
     // The snapshot is closed (a round trip) after the answer has gone: the caller does not wait
     // for it, while the admission slot is held until it is done.
     let scanClosed: Promise<void> | undefined;
     try {
-      const range: { fromMs?: number; toMs?: number } = {};
-      if (req.fromMs !== undefined) range.fromMs = req.fromMs;
-      if (req.toMs !== undefined) range.toMs = req.toMs;
-      const scan = await storage.openScan(req.accountId, req.schema, range);
+      const { accountId, schema, ...range } = decodeFragmentTarget(req);
+      const scan = await storage.openScan(accountId, schema, range);
       if (!scan) return; // no rows of this schema here
       try {
         const threads = limiter.threads();
@@ -167,7 +107,7 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       QueryServiceService,
       {
         executeFragment: async (req, send, ctx) => {
-          const types = req.columns.map((c) => wireType(c.type));
+          const types = req.columns.map((c) => wireTypeFromProto(c.type));
           for await (const batch of execute(req, ctx.signal)) {
             const encoded = encodeBatch(batch, types);
             await send({ rowCount: encoded.rowCount, columns: encoded.columns } satisfies ExecuteFragmentResponse);
@@ -176,7 +116,7 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
         listSchemas: async (req) => ({
           schemas: storage.listSchemas(req.accountId).map((s) => ({
             schema: s.schema,
-            columns: s.columns.map((c) => ({ name: c.name, type: VALUE_OF_STORAGE[c.type] })),
+            columns: s.columns.map((c) => ({ name: c.name, type: valueTypeToProto(VALUE_OF_STORAGE[c.type]) })),
           })),
         }),
       },

@@ -1,17 +1,19 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ColumnSchema, ColumnTypeName } from './column-types.js';
+import { type ColumnSchema, type ColumnTypeName, quoteLiteral } from '@strata/common';
+import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
 
 /**
  * The per-worker catalog lives in the same DuckDB file as the hot buffer, so that a seal (hot rows
  * deleted, segment listed) and a compaction swap (old segments unlisted, new one listed) are each
- * one transaction with the data they describe.
+ * one transaction with the data they describe. Every statement on the `strata_*` tables is in this
+ * file, except the idempotency keys' (idempotency-keys.ts).
  *
  * - strata_tables: one row per account and schema, naming its hot table.
  * - strata_columns: the current columns of each table, in table order, with their types.
  * - strata_segments: sealed Parquet files with account, schema, time range, rows and bytes, and
  *   the columns (names and types) the file was written with.
  * - strata_idempotency: idempotency keys of stored requests, written in the request's own
- *   transaction, pruned by age and count.
+ *   transaction, pruned by age and count (idempotency-keys.ts).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -34,12 +36,7 @@ export const CATALOG_DDL = [
      byte_size BIGINT NOT NULL,
      columns VARCHAR NOT NULL,
      created_at TIMESTAMP NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS strata_idempotency (
-     account_id VARCHAR NOT NULL,
-     idempotency_key VARCHAR NOT NULL,
-     content_hash VARCHAR NOT NULL,
-     created_at TIMESTAMP NOT NULL,
-     PRIMARY KEY (account_id, idempotency_key))`,
+  IDEMPOTENCY_DDL,
 ];
 
 export interface TableInfo {
@@ -222,4 +219,66 @@ export async function insertSegment(conn: DuckDBConnection, s: SegmentInfo): Pro
       BigInt(s.createdAtMs) * 1000n,
     ],
   );
+}
+
+/**
+ * Begins a read transaction and fixes its snapshot at once: DuckDB starts a database's
+ * transaction when a statement first touches it, so both go in one round trip.
+ */
+export async function beginCatalogSnapshot(conn: DuckDBConnection): Promise<void> {
+  await conn.run('BEGIN TRANSACTION; SELECT 1 FROM strata_tables LIMIT 0');
+}
+
+/** The id of an account's table for a schema, as the caller's transaction sees it. */
+export async function selectTableId(conn: DuckDBConnection, accountId: string, schema: string): Promise<number | undefined> {
+  const row = (
+    await conn.runAndReadAll('SELECT table_id FROM strata_tables WHERE account_id = $1 AND schema_name = $2', [accountId, schema])
+  ).getRowObjectsJS()[0] as { table_id: number } | undefined;
+  return row?.table_id;
+}
+
+/** Lists a new table with its columns (its hot table is created by the caller, in the same transaction). */
+export async function insertTable(conn: DuckDBConnection, table: TableInfo, columns: readonly ColumnSchema[]): Promise<void> {
+  await conn.run('INSERT INTO strata_tables VALUES ($1, $2, $3, make_timestamp($4::BIGINT))', [
+    table.tableId,
+    table.accountId,
+    table.schema,
+    BigInt(Date.now()) * 1000n,
+  ]);
+  await insertColumns(conn, table.tableId, columns, 0);
+}
+
+/** Appends columns to a table's list, the first at `firstPosition`. */
+export async function insertColumns(
+  conn: DuckDBConnection,
+  tableId: number,
+  columns: readonly ColumnSchema[],
+  firstPosition: number,
+): Promise<void> {
+  for (const [i, c] of columns.entries()) {
+    await conn.run('INSERT INTO strata_columns VALUES ($1, $2, $3, $4)', [tableId, firstPosition + i, c.name, c.type]);
+  }
+}
+
+export async function updateColumnType(
+  conn: DuckDBConnection,
+  tableId: number,
+  name: string,
+  type: ColumnTypeName,
+): Promise<void> {
+  await conn.run('UPDATE strata_columns SET type = $1 WHERE table_id = $2 AND name = $3', [type, tableId, name]);
+}
+
+/** How many of the segment ids are listed (ids are UUIDs, checked by the caller). */
+export async function countListedSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<number> {
+  const row = (
+    await conn.runAndReadAll(
+      `SELECT count(*) AS n FROM strata_segments WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`,
+    )
+  ).getRowObjectsJS()[0] as { n: bigint };
+  return Number(row.n);
+}
+
+export async function deleteSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
+  await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
 }

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { StrataError } from '@strata/common';
-import { insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
-import { type ColumnSchema, convertSql, DUCKDB_TYPE } from './column-types.js';
+import { type ColumnSchema, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
+import { countListedSegments, deleteSegments, insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
+import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
-import { quoteIdent, quoteLiteral, quoteLiteralList } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /**
@@ -32,7 +31,7 @@ export function segmentsSelectSql(
     const stored = new Map(group[0]!.columns.map((c) => [c.name, c.type]));
     const list = columns.map((c) => {
       const from = stored.get(c.name);
-      const target = quoteIdent(c.name);
+      const target = quoteIdentifier(c.name);
       return from === undefined
         ? `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${target}`
         : `${convertSql(target, from, c.type)} AS ${target}`;
@@ -71,7 +70,6 @@ export async function compactSegments(
   const ids = [...new Set(request.segmentIds)];
   if (ids.length < 2) throw new StrataError('invalid', 'A compaction needs at least two segments.');
   if (!ids.every((id) => SEGMENT_ID_PATTERN.test(id))) throw new StrataError('invalid', 'Segment ids must be UUIDs.');
-  const idList = ids.map(quoteLiteral).join(', ');
 
   const releaseCompaction = await compactionLocks.lock(table.tableId);
   const conn = await ctx.instance.connect();
@@ -123,12 +121,9 @@ export async function compactSegments(
     try {
       await conn.run('BEGIN TRANSACTION');
       try {
-        const still = (
-          await conn.runAndReadAll(`SELECT count(*) AS n FROM strata_segments WHERE segment_id IN (${idList})`)
-        ).getRowObjectsJS()[0] as { n: bigint };
-        if (Number(still.n) !== ids.length)
+        if ((await countListedSegments(conn, ids)) !== ids.length)
           throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
-        await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${idList})`);
+        await deleteSegments(conn, ids);
         await insertSegment(conn, merged);
         await ctx.catalogChanges.commit(conn);
       } catch (err) {

@@ -2,7 +2,7 @@ import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Flushes a file's data to disk. */
-export async function fsyncFile(file: string): Promise<void> {
+async function fsyncFile(file: string): Promise<void> {
   const handle = await open(file, 'r+');
   try {
     await handle.sync();
@@ -12,7 +12,7 @@ export async function fsyncFile(file: string): Promise<void> {
 }
 
 /** Flushes a directory entry list (after a rename into it) to disk. */
-export async function fsyncDirectory(dir: string): Promise<void> {
+async function fsyncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();

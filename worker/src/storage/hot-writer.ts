@@ -1,15 +1,31 @@
 import { unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { errorFields, type Logger, StrataError } from '@strata/common';
-import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
+import {
+  type DataType,
+  errorFields,
+  INFLOW_LIMITS,
+  isValidName,
+  type Logger,
+  quoteIdentifier,
+  quoteLiteral,
+  STAMPED_COLUMNS,
+  StrataError,
+} from '@strata/common';
+import {
+  hotTableName,
+  insertColumns,
+  insertTable,
+  type TableDirectory,
+  type TableInfo,
+  tableKey,
+  updateColumnType,
+} from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
-import { type ColumnSchema, convertSql, type DataType, DUCKDB_TYPE } from './column-types.js';
+import { convertSql, DUCKDB_TYPE } from './column-sql.js';
+import { recordIdempotencyKey, requestsToWrite } from './idempotency-keys.js';
 import type { KeyedMutex } from './keyed-mutex.js';
-import { INFLOW_LIMITS, isValidName } from './limits.js';
 import { type EvolutionPlan, planEvolution } from './schema-evolution.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
-import { STAMPED_COLUMNS } from './stamped-columns.js';
 
 /** The rows of one schema in an append (see proto/strata/ingest/v1/ingest.proto SchemaBatch). */
 export interface AppendPart {
@@ -53,6 +69,13 @@ interface PlannedPart {
   createdTableId?: number;
   /** Position the first added column takes (the table's column count before this part). */
   firstAddPosition: number;
+}
+
+/** A part with its request and the batch file holding its rows. */
+interface PartWrite {
+  input: AppendInput;
+  p: PlannedPart;
+  file: string;
 }
 
 export interface HotWriterOptions {
@@ -183,13 +206,38 @@ export class HotWriter {
     return err;
   }
 
-  /** Writes requests in one transaction; returns one result per request. */
+  /**
+   * Writes requests in one transaction; returns one result per request. Steps: skip duplicates,
+   * plan schema changes against a draft of the directory, lock the tables whose columns change,
+   * write the batch files, then in one transaction apply the schema changes, insert the rows and
+   * record the idempotency keys; the draft is published only after COMMIT.
+   */
   private async commit(inputs: AppendInput[]): Promise<AppendResult[]> {
-    const { conn } = this.o;
-    const results: AppendResult[] = inputs.map(() => ({ rowsStored: 0, duplicate: false }));
-    const toWrite = await this.filterDuplicates(inputs, results);
+    const results: AppendResult[] = inputs.map(() => ({ rowsStored: 0, duplicate: true }));
+    const toWrite = await requestsToWrite(this.o.conn, inputs);
+    for (const i of toWrite) results[i] = { rowsStored: 0, duplicate: false };
+    const { draft, planned } = this.planParts(inputs, toWrite);
+    const release = await this.o.tableLocks.lockAll(changedExistingTables(planned, draft));
+    const files: string[] = [];
+    let rowsByTable: Map<number, number>;
+    try {
+      const writes = await this.writeBatchFiles(inputs, toWrite, planned, files);
+      rowsByTable = await this.writeTransaction(inputs, toWrite, writes, draft, results);
+    } finally {
+      release();
+      await Promise.all(files.map((f) => unlink(f).catch(() => undefined)));
+    }
+    for (const table of draft.values()) this.o.tables.put(table);
+    this.o.onCommitted(rowsByTable);
+    return results;
+  }
 
-    // Plan schema changes against a draft of the directory; publish it only after COMMIT.
+  /**
+   * Plans each part's schema changes against a draft of the directory (so later parts of the group
+   * see earlier parts' changes); reserves ids for tables the group creates. `planned[n]` holds the
+   * parts of request `toWrite[n]`.
+   */
+  private planParts(inputs: AppendInput[], toWrite: number[]): { draft: Map<string, TableInfo>; planned: PlannedPart[][] } {
     const draft = new Map<string, TableInfo>();
     const planned: PlannedPart[][] = [];
     for (const i of toWrite) {
@@ -212,153 +260,103 @@ export class HotWriter {
       }
       planned.push(parts);
     }
-
-    // Schema changes of existing tables wait for a seal or compaction of that table to finish.
-    const ddlTables = new Set<number>();
-    for (const parts of planned)
-      for (const p of parts) {
-        if (p.createdTableId === undefined && p.plan.changes.length > 0) ddlTables.add(draft.get(p.key)!.tableId);
-      }
-    const release = await this.o.tableLocks.lockAll(ddlTables);
-    const files: string[] = [];
-    const rowsByTable = new Map<number, number>();
-    try {
-      // Batch files first (outside the transaction): one per part.
-      const writes: { input: AppendInput; p: PlannedPart; file: string }[] = [];
-      for (const [n, i] of toWrite.entries()) {
-        for (const p of planned[n]!) {
-          const file = path.join(this.o.tmpDir, `batch-${process.pid}-${this.fileSeq++}.ndjson`);
-          files.push(file);
-          writes.push({ input: inputs[i]!, p, file });
-        }
-      }
-      await Promise.all(writes.map((w) => writeFile(w.file, w.p.part.rows)));
-      await conn.run('BEGIN TRANSACTION');
-      try {
-        // All schema changes of the group, in request order, then the rows: each insert converts
-        // its batch types to the final column types of the group.
-        for (const w of writes) await this.applySchemaChanges(draft.get(w.p.key)!, w.p);
-        // Requests retried alone insert part by part, so a refusal names the exact part.
-        for (const group of inputs.length > 1 ? insertGroups(writes) : writes.map((w) => [w])) {
-          const table = draft.get(group[0]!.p.key)!;
-          const declared = group.reduce((n, w) => n + w.p.part.rowCount, 0);
-          const inserted = await this.insertRows(table, group);
-          if (inserted !== declared) {
-            const p = group[0]!.p.part;
-            throw new StrataError(
-              'invalid',
-              group.length === 1
-                ? `Schema ${p.schema}: the batch declared ${p.rowCount} rows but holds ${inserted}.`
-                : `Schema ${p.schema}: the batches declared ${declared} rows but hold ${inserted}.`,
-            );
-          }
-          rowsByTable.set(table.tableId, (rowsByTable.get(table.tableId) ?? 0) + inserted);
-        }
-        for (const i of toWrite) {
-          const input = inputs[i]!;
-          if (input.idempotencyKey) {
-            await conn.run('INSERT INTO strata_idempotency VALUES ($1, $2, $3, make_timestamp($4::BIGINT))', [
-              input.accountId,
-              input.idempotencyKey,
-              input.contentHash ?? '',
-              BigInt(Date.now()) * 1000n,
-            ]);
-          }
-          results[i] = { rowsStored: input.parts.reduce((n, p) => n + p.rowCount, 0), duplicate: false };
-        }
-        if (writes.some((w) => w.p.createdTableId !== undefined || w.p.plan.changes.length > 0)) {
-          await this.o.catalogChanges.commit(conn);
-        } else {
-          await conn.run('COMMIT');
-        }
-      } catch (err) {
-        await conn.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    } finally {
-      release();
-      await Promise.all(files.map((f) => unlink(f).catch(() => undefined)));
-    }
-    for (const table of draft.values()) this.o.tables.put(table);
-    this.o.onCommitted(rowsByTable);
-    return results;
+    return { draft, planned };
   }
 
-  /**
-   * Marks requests whose idempotency key is stored (or repeated earlier in the group) as
-   * duplicates; returns the indexes still to write. Only this writer inserts keys, so reading them
-   * outside the write transaction is consistent.
-   */
-  private async filterDuplicates(inputs: AppendInput[], results: AppendResult[]): Promise<number[]> {
-    const toWrite: number[] = [];
-    const inGroup = new Map<string, string>();
-    for (const [i, input] of inputs.entries()) {
-      const key = input.idempotencyKey;
-      if (!key) {
-        toWrite.push(i);
-        continue;
+  /** One batch file per part, written outside the transaction; their paths are added to `files`. */
+  private async writeBatchFiles(
+    inputs: AppendInput[],
+    toWrite: number[],
+    planned: PlannedPart[][],
+    files: string[],
+  ): Promise<PartWrite[]> {
+    const writes: PartWrite[] = [];
+    for (const [n, i] of toWrite.entries()) {
+      for (const p of planned[n]!) {
+        const file = path.join(this.o.tmpDir, `batch-${process.pid}-${this.fileSeq++}.ndjson`);
+        files.push(file);
+        writes.push({ input: inputs[i]!, p, file });
       }
-      const hash = input.contentHash ?? '';
-      const groupKey = `${input.accountId}\u0000${key}`;
-      let storedHash = inGroup.get(groupKey);
-      if (storedHash === undefined) {
-        const rows = (
-          await this.o.conn.runAndReadAll(
-            'SELECT content_hash FROM strata_idempotency WHERE account_id = $1 AND idempotency_key = $2',
-            [input.accountId, key],
-          )
-        ).getRowObjectsJS() as { content_hash: string }[];
-        storedHash = rows[0]?.content_hash;
-      }
-      if (storedHash === undefined) {
-        inGroup.set(groupKey, hash);
-        toWrite.push(i);
-        continue;
-      }
-      if (storedHash !== '' && hash !== '' && storedHash !== hash)
-        throw new StrataError('conflict', `Idempotency-Key ${key} was already used for a different request.`);
-      results[i] = { rowsStored: 0, duplicate: true };
     }
-    return toWrite;
+    await Promise.all(writes.map((w) => writeFile(w.file, w.p.part.rows)));
+    return writes;
+  }
+
+  /** The transaction: schema changes, rows, idempotency keys; rolled back on any failure. Rows added per table. */
+  private async writeTransaction(
+    inputs: AppendInput[],
+    toWrite: number[],
+    writes: PartWrite[],
+    draft: Map<string, TableInfo>,
+    results: AppendResult[],
+  ): Promise<Map<number, number>> {
+    const { conn } = this.o;
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      // All schema changes of the group, in request order, then the rows: each insert converts
+      // its batch types to the final column types of the group.
+      for (const w of writes) await this.applySchemaChanges(draft.get(w.p.key)!, w.p);
+      // Requests retried alone insert part by part, so a refusal names the exact part.
+      const rowsByTable = await this.insertAll(inputs.length > 1 ? insertGroups(writes) : writes.map((w) => [w]), draft);
+      for (const i of toWrite) {
+        const input = inputs[i]!;
+        await recordIdempotencyKey(conn, input);
+        results[i] = { rowsStored: input.parts.reduce((n, p) => n + p.rowCount, 0), duplicate: false };
+      }
+      if (writes.some((w) => w.p.createdTableId !== undefined || w.p.plan.changes.length > 0)) {
+        await this.o.catalogChanges.commit(conn);
+      } else {
+        await conn.run('COMMIT');
+      }
+      return rowsByTable;
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Inserts each group of parts, checking it holds the rows it declared. Rows added per table. */
+  private async insertAll(groups: PartWrite[][], draft: Map<string, TableInfo>): Promise<Map<number, number>> {
+    const rowsByTable = new Map<number, number>();
+    for (const group of groups) {
+      const table = draft.get(group[0]!.p.key)!;
+      const declared = group.reduce((n, w) => n + w.p.part.rowCount, 0);
+      const inserted = await this.insertRows(table, group);
+      if (inserted !== declared) {
+        const p = group[0]!.p.part;
+        throw new StrataError(
+          'invalid',
+          group.length === 1
+            ? `Schema ${p.schema}: the batch declared ${p.rowCount} rows but holds ${inserted}.`
+            : `Schema ${p.schema}: the batches declared ${declared} rows but hold ${inserted}.`,
+        );
+      }
+      rowsByTable.set(table.tableId, (rowsByTable.get(table.tableId) ?? 0) + inserted);
+    }
+    return rowsByTable;
   }
 
   private async applySchemaChanges(table: TableInfo, p: PlannedPart): Promise<void> {
     const { conn } = this.o;
-    const hot = quoteIdent(table.hotTable);
+    const hot = quoteIdentifier(table.hotTable);
     if (p.createdTableId !== undefined) {
-      const defs = p.plan.columns.map((c) => `${quoteIdent(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
+      const defs = p.plan.columns.map((c) => `${quoteIdentifier(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
       await conn.run(`CREATE TABLE ${hot} (${defs})`);
-      await conn.run('INSERT INTO strata_tables VALUES ($1, $2, $3, make_timestamp($4::BIGINT))', [
-        table.tableId,
-        table.accountId,
-        table.schema,
-        BigInt(Date.now()) * 1000n,
-      ]);
-      await this.insertColumns(table.tableId, p.plan.columns, 0);
+      await insertTable(conn, table, p.plan.columns);
       return;
     }
     let position = p.firstAddPosition;
     for (const change of p.plan.changes) {
       if (change.kind === 'add') {
-        await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdent(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
-        await this.insertColumns(table.tableId, [change.column], position++);
+        await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdentifier(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
+        await insertColumns(conn, table.tableId, [change.column], position++);
       } else {
-        const col = quoteIdent(change.name);
+        const col = quoteIdentifier(change.name);
         await conn.run(
           `ALTER TABLE ${hot} ALTER ${col} TYPE ${DUCKDB_TYPE[change.to]} USING ${convertSql(col, change.from, change.to)}`,
         );
-        await conn.run('UPDATE strata_columns SET type = $1 WHERE table_id = $2 AND name = $3', [
-          change.to,
-          table.tableId,
-          change.name,
-        ]);
+        await updateColumnType(conn, table.tableId, change.name, change.to);
       }
-    }
-  }
-
-  private async insertColumns(tableId: number, columns: ColumnSchema[], firstPosition: number): Promise<void> {
-    for (const [i, c] of columns.entries()) {
-      await this.o.conn.run('INSERT INTO strata_columns VALUES ($1, $2, $3, $4)', [tableId, firstPosition + i, c.name, c.type]);
     }
   }
 
@@ -368,7 +366,7 @@ export class HotWriter {
    * file and are chosen by the reader's file name column ("@file": no field name can start with
    * '@', so it never meets a data column); every value is a bound parameter.
    */
-  private async insertRows(table: TableInfo, group: { input: AppendInput; p: PlannedPart; file: string }[]): Promise<number> {
+  private async insertRows(table: TableInfo, group: PartWrite[]): Promise<number> {
     const params: (string | bigint | null)[] = [];
     const param = (v: string | bigint | null) => {
       params.push(v);
@@ -379,7 +377,7 @@ export class HotWriter {
         ? `${param(of(group[0]!))}::${cast}`
         : `CASE "@file" ${group.map((w) => `WHEN ${param(w.file)} THEN ${param(of(w))}::${cast}`).join(' ')} END`;
     const finalTypes = new Map(table.columns.map((c) => [c.name, c.type]));
-    const targets = STAMPED_COLUMNS.map((c) => quoteIdent(c.name));
+    const targets = STAMPED_COLUMNS.map((c) => quoteIdentifier(c.name));
     const values = [
       'make_timestamp("@ts")',
       '"@id"',
@@ -390,21 +388,31 @@ export class HotWriter {
     ];
     const readColumns = [`'@ts': 'BIGINT'`, `'@id': 'UUID'`];
     for (const m of group[0]!.p.plan.mappings) {
-      const source = quoteIdent(m.batchName);
+      const source = quoteIdentifier(m.batchName);
       // DateTime values travel as microseconds since the epoch.
       const value = m.batchType === 'DateTime' ? `make_timestamp(${source})` : source;
-      targets.push(quoteIdent(m.tableName));
+      targets.push(quoteIdentifier(m.tableName));
       values.push(convertSql(value, m.batchType, finalTypes.get(m.tableName) ?? m.tableType));
       readColumns.push(`${quoteLiteral(m.batchName)}: '${m.batchType === 'DateTime' ? 'BIGINT' : DUCKDB_TYPE[m.batchType]}'`);
     }
     const files = `[${group.map((w) => param(w.file)).join(', ')}]`;
     const sql =
-      `INSERT INTO ${quoteIdent(table.hotTable)} (${targets.join(', ')}) ` +
+      `INSERT INTO ${quoteIdentifier(table.hotTable)} (${targets.join(', ')}) ` +
       `SELECT ${values.join(', ')} FROM read_json(${files}, format = 'newline_delimited', columns = {${readColumns.join(', ')}}, ` +
       `maximum_object_size = ${64 * 1024 * 1024}${group.length > 1 ? `, filename = '@file'` : ''})`;
     const result = await this.o.conn.run(sql, params);
     return result.rowsChanged;
   }
+}
+
+/** Schema changes of existing tables wait for a seal or compaction of that table to finish: their ids. */
+function changedExistingTables(planned: PlannedPart[][], draft: Map<string, TableInfo>): Set<number> {
+  const ids = new Set<number>();
+  for (const parts of planned)
+    for (const p of parts) {
+      if (p.createdTableId === undefined && p.plan.changes.length > 0) ids.add(draft.get(p.key)!.tableId);
+    }
+  return ids;
 }
 
 /** Parts grouped by target table and identical batch columns (one INSERT each), in first-seen order. */

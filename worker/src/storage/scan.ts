@@ -1,9 +1,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { StrataError } from '@strata/common';
-import { hotTableName, type SegmentInfo, segmentsOverlapping, selectTableColumns, selectTableSegments } from './catalog.js';
-import type { ColumnSchema, ColumnTypeName } from './column-types.js';
+import type { ColumnSchema, ColumnTypeName } from '@strata/common';
+import { quoteIdentifier, StrataError } from '@strata/common';
+import {
+  beginCatalogSnapshot,
+  hotTableName,
+  type SegmentInfo,
+  segmentsOverlapping,
+  selectTableColumns,
+  selectTableId,
+  selectTableSegments,
+} from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
-import { quoteIdent } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /** Time range of a scan in milliseconds since the epoch: from inclusive, to exclusive. */
@@ -66,14 +73,8 @@ async function readTableCatalog(
   accountId: string,
   schema: string,
 ): Promise<TableCatalog | undefined> {
-  const tableRow = (
-    await connection.runAndReadAll('SELECT table_id FROM strata_tables WHERE account_id = $1 AND schema_name = $2', [
-      accountId,
-      schema,
-    ])
-  ).getRowObjectsJS()[0] as { table_id: number } | undefined;
-  if (!tableRow) return undefined;
-  const tableId = tableRow.table_id;
+  const tableId = await selectTableId(connection, accountId, schema);
+  if (tableId === undefined) return undefined;
   return {
     tableId,
     columns: await selectTableColumns(connection, tableId),
@@ -118,9 +119,7 @@ export async function openSnapshot(
   };
   try {
     const before = ctx.catalogChanges.stable();
-    // The first statement that reads the database fixes the snapshot (DuckDB starts a database's
-    // transaction when a statement first touches it). Both in one round trip.
-    await connection.run('BEGIN TRANSACTION; SELECT 1 FROM strata_tables LIMIT 0');
+    await beginCatalogSnapshot(connection);
     const generation = before !== undefined && ctx.catalogChanges.stable() === before ? before : undefined;
     const relations: ScanRelation[] = [];
     for (const [i, request] of requests.entries()) {
@@ -133,8 +132,8 @@ export async function openSnapshot(
       if (table === null) continue;
       const range = ranges[i]!;
       const where = rangeWhere(range);
-      const hotTable = quoteIdent(hotTableName(table.tableId));
-      const parts = [`SELECT ${table.columns.map((c) => quoteIdent(c.name)).join(', ')} FROM ${hotTable}${where}`];
+      const hotTable = quoteIdentifier(hotTableName(table.tableId));
+      const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
       for (const select of segmentsSelectSql(ctx.paths.segments, segmentsOverlapping(table.segments, range), table.columns)) {
         parts.push(`${select}${where}`);
       }

@@ -1,7 +1,15 @@
-import { StrataError } from '@strata/common';
-import { type ColumnSchema, type ColumnTypeName, DATA_TYPES, type DataType, widen } from './column-types.js';
-import { INFLOW_LIMITS, isValidName } from './limits.js';
-import { isReservedFieldName, STAMPED_COLUMNS } from './stamped-columns.js';
+import {
+  type ColumnSchema,
+  type ColumnTypeName,
+  DATA_TYPES,
+  type DataType,
+  INFLOW_LIMITS,
+  isReservedFieldName,
+  isValidName,
+  STAMPED_COLUMNS,
+  StrataError,
+  widen,
+} from '@strata/common';
 
 /** A change to a table's columns that a write needs before its rows fit. */
 export type ColumnChange =

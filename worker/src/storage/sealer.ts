@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdentifier, quoteLiteral } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableColumns, type TableInfo } from './catalog.js';
 import { publishFile } from './durable-file.js';
-import { quoteIdent, quoteLiteral } from './sql.js';
 import type { StorageContext } from './storage-context.js';
 
 /** Parquet options of every segment: ZSTD, row groups with min/max statistics (DuckDB writes them). */
@@ -36,7 +36,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
   try {
     await conn.run('BEGIN TRANSACTION');
     try {
-      const hot = quoteIdent(table.hotTable);
+      const hot = quoteIdentifier(table.hotTable);
       const summary = (
         await conn.runAndReadAll(
           `SELECT count(*) AS n, epoch_us(min("timestamp")) AS min_us, epoch_us(max("timestamp")) AS max_us FROM ${hot}`,

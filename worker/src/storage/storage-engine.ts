@@ -2,19 +2,19 @@ import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { errorFields, type Logger, StrataError } from '@strata/common';
+import type { ColumnTypeName } from '@strata/common';
+import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
-import type { ColumnTypeName } from './column-types.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
+import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
-import { quoteIdent } from './sql.js';
 import type { StorageContext, StoragePaths } from './storage-context.js';
 
 /** Knobs with production defaults; tests shorten the intervals. */
@@ -40,7 +40,7 @@ export interface StorageTuning {
   duckdbSettings: Record<string, string>;
 }
 
-export const DEFAULT_STORAGE_TUNING: StorageTuning = {
+const DEFAULT_STORAGE_TUNING: StorageTuning = {
   sealRows: 250_000,
   sealAgeMs: 60_000,
   maintenanceIntervalMs: 1_000,
@@ -222,7 +222,7 @@ export class StorageEngine {
     const now = Date.now();
     for (const t of this.ctx.tables.all()) {
       const r = (
-        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(t.hotTable)}`)
+        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(t.hotTable)}`)
       ).getRowObjectsJS()[0] as {
         n: bigint;
       };
@@ -387,7 +387,7 @@ export class StorageEngine {
   private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
     const segment = await this.writeGate.with('writes', () => sealTable(this.ctx, this.maintenanceConn, table));
     const r = (
-      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdent(table.hotTable)}`)
+      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
     ).getRowObjectsJS()[0] as {
       n: bigint;
     };
@@ -443,17 +443,7 @@ export class StorageEngine {
       await this.checkpoint();
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();
-      await this.pruneIdempotencyKeys();
+      await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);
     }
-  }
-
-  private async pruneIdempotencyKeys(): Promise<void> {
-    const conn = this.maintenanceConn;
-    const cutoffUs = BigInt(Date.now() - this.tuning.idempotencyRetentionMs) * 1000n;
-    await conn.run('DELETE FROM strata_idempotency WHERE created_at < make_timestamp($1::BIGINT)', [cutoffUs]);
-    await conn.run(
-      `DELETE FROM strata_idempotency WHERE created_at <= (
-         SELECT created_at FROM strata_idempotency ORDER BY created_at DESC LIMIT 1 OFFSET ${Number(this.tuning.idempotencyMaxKeys)})`,
-    );
   }
 }

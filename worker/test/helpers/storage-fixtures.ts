@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger, type Logger } from '@strata/common';
-import type { AppendInput, AppendPart, DataType } from '../../src/index.js';
+import { createLogger, type DataType, type Logger } from '@strata/common';
+import type { AppendInput, AppendPart } from '../../src/index.js';
 import { FreeSpaceGuard } from '../../src/storage/free-space-guard.js';
 import { StorageEngine, type StorageTuning } from '../../src/storage/storage-engine.js';
 

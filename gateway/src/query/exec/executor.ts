@@ -6,9 +6,9 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { bindValues, inlineParams, queryFailure, StrataError, type WireValue } from '@strata/common';
+import { bindValues, inlineParams, queryFailure, quoteIdentifier, StrataError, type WireValue } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
-import { type ParamValue, quoteIdent, type RenderedSql } from '../sql/sql.js';
+import type { ParamValue, RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
 import { formatValue, type QueryResult, type ResultValue, resultColumns } from './result-format.js';
@@ -179,13 +179,13 @@ function withInlineFragments(plan: QueryPlan, batches: ColumnBatch[][]): Rendere
         rows.push(`(${cells.join(', ')})`);
       }
     }
-    const name = quoteIdent(`f${f.index}`);
+    const name = quoteIdentifier(`f${f.index}`);
     if (rows.length === 0) {
-      const nulls = f.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdent(c.id)}`);
+      const nulls = f.columns.map((c) => `CAST(NULL AS ${c.type}) AS ${quoteIdentifier(c.id)}`);
       return `${name} AS (SELECT ${nulls.join(', ')} WHERE false)`;
     }
-    const cols = f.columns.map((c, k) => `CAST(${quoteIdent(`v${k}`)} AS ${c.type}) AS ${quoteIdent(c.id)}`);
-    const aliases = f.columns.map((_, k) => quoteIdent(`v${k}`));
+    const cols = f.columns.map((c, k) => `CAST(${quoteIdentifier(`v${k}`)} AS ${c.type}) AS ${quoteIdentifier(c.id)}`);
+    const aliases = f.columns.map((_, k) => quoteIdentifier(`v${k}`));
     return `${name} AS (SELECT ${cols.join(', ')} FROM (VALUES ${rows.join(', ')}) AS "v"(${aliases.join(', ')}))`;
   });
   if (!plan.merge.text.startsWith('WITH ')) throw new Error('merge statement without a WITH clause');
@@ -245,8 +245,8 @@ async function loadFragments(
       // Every table in one round trip (a connection serves one call at a time); appenders are
       // created synchronously.
       const creates = plan.fragments.map((f) => {
-        const cols = f.columns.map((c) => `${quoteIdent(c.id)} ${c.type}`).join(', ');
-        return `CREATE TEMP TABLE ${quoteIdent(`f${f.index}`)} (${cols})`;
+        const cols = f.columns.map((c) => `${quoteIdentifier(c.id)} ${c.type}`).join(', ');
+        return `CREATE TEMP TABLE ${quoteIdentifier(`f${f.index}`)} (${cols})`;
       });
       await connection.run(creates.join('; '));
       for (const f of plan.fragments) {

@@ -12,10 +12,10 @@
 import type { QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
+import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
 import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
-import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
 
 export { FRAGMENT_SOURCE };
@@ -234,7 +234,8 @@ export interface PlanInput {
   nowUs: bigint;
 }
 
-export function planQuery(input: PlanInput): QueryPlan {
+/** Cuts a bound query into worker fragments and the gateway merge (the rules are in the file comment). */
+export function planFragments(input: PlanInput): QueryPlan {
   const columns: Column[] = relColumns(input.rel);
   let root: Rel = { kind: 'limit', input: input.rel, count: BigInt(input.maxRows) + 1n, columns };
   // `take N` at the end and the row cap are one limit.

@@ -5,9 +5,10 @@
  * where it matters — in a `limit` (ORDER BY … LIMIT, which DuckDB runs as a top-N) and in the
  * final select — because SQL does not promise that a CTE's ORDER BY survives the next step.
  */
+
+import type { Column, Rel } from '../semantic/rel.js';
 import { Ident, ident, int, join, type Param, Sql, sql } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
-import type { Column, Rel } from './rel.js';
 
 /** The wire type of a DuckDB type used inside statements. */
 export function wireTypeOf(duckType: string): string {

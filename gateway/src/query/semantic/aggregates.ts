@@ -9,13 +9,13 @@
  * give null. Percentiles are nearest-rank (Kusto's definition), computed exactly from value lists.
  */
 import { queryError } from '../errors.js';
-import { type AggregatePart, type Column, IdAllocator } from '../plan/rel.js';
 import { dbl, ident, int, join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert, strSql } from './bound.js';
 import type { AggregateSink, ExprBinder } from './expr-binder.js';
 import { expressionName, numberForName } from './naming.js';
+import { type AggregatePart, type Column, IdAllocator } from './rel.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
 

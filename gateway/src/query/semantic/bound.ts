@@ -5,10 +5,10 @@
  */
 import type { Span } from '../errors.js';
 import { queryError } from '../errors.js';
-import type { Column } from '../plan/rel.js';
 import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
 import type { LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
+import type { Column } from './rel.js';
 
 export interface Bound {
   type: KqlType;
@@ -23,9 +23,6 @@ export interface Bound {
   notNull?: boolean;
   span: Span;
 }
-
-/** Ticks between 0001-01-01 (Kusto's DateTime zero) and the Unix epoch. */
-export const EPOCH_TICKS = 621355968000000000n;
 
 /** SQL for a constant. */
 export function literalSql(lit: LiteralValue): Sql {
@@ -65,12 +62,12 @@ export function isNonEmptyConstString(b: Bound): boolean {
 }
 
 /** Kusto's fixed-width rendering of a datetime: 2024-02-21T07:50:00.0000000Z. */
-export function datetimeToStringSql(x: Sql): Sql {
+function datetimeToStringSql(x: Sql): Sql {
   return sql`(strftime(${x}, '%Y-%m-%dT%H:%M:%S.%f') || '0Z')`;
 }
 
 /** Kusto's rendering of a timespan: [-][d.]hh:mm:ss[.fffffff]. */
-export function timespanToStringSql(x: Sql): Sql {
+function timespanToStringSql(x: Sql): Sql {
   return sql`(CASE WHEN ${x} IS NULL THEN NULL ELSE
     (CASE WHEN ${x} < 0 THEN '-' ELSE '' END)
     || (CASE WHEN abs(${x}) >= 864000000000 THEN CAST(abs(${x}) // 864000000000 AS VARCHAR) || '.' ELSE '' END)
@@ -87,7 +84,7 @@ function realToStringSql(x: Sql): Sql {
 }
 
 /** A datetime from text: ISO forms, with an explicit offset converted to UTC; otherwise null. */
-export function parseDatetimeSql(text: Sql): Sql {
+function parseDatetimeSql(text: Sql): Sql {
   return sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
 }
 

@@ -5,13 +5,13 @@
  * negative; integer `/` truncates; `has` matches whole terms; timespans are ticks.
  */
 import { queryError, type Span, unsupportedFunction } from '../errors.js';
-import type { Column } from '../plan/rel.js';
 import { ident, int, join, type Sql, sql, str, trusted, ts } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
 import { parseDateTimeText, TICKS_PER_DAY, TICKS_PER_SECOND } from '../syntax/literals.js';
 import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql, unify } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
+import type { Column } from './rel.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
 export interface AggregateSink {

@@ -5,7 +5,6 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from '../plan/rel.js';
 import { int, join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator, QueryAst, Source, TabularExpr } from '../syntax/ast.js';
 import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
@@ -14,6 +13,7 @@ import { type Bound, coerce, convert, literalSql, nullOf, strSql } from './bound
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, escapeRegex, identOf } from './expr-binder.js';
 import { expressionName, NameAllocator } from './naming.js';
+import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 
 export interface BindOptions {
   /** The query's `now()`, µs since the Unix epoch. */
@@ -30,7 +30,7 @@ export interface BoundQuery {
 type TabularLet = { kind: 'tabular'; tabular: TabularExpr };
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
-export const MAX_SOURCES = 64;
+const MAX_SOURCES = 64;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();

@@ -70,9 +70,6 @@ export function trusted(text: string): Sql {
   return new Sql([text], []);
 }
 
-/** Double-quoted identifier, the one quoting rule for names (shared with the workers). */
-export const quoteIdent: (name: string) => string = quoteIdentifier;
-
 export interface RenderedSql {
   text: string;
   params: ParamValue[];
@@ -87,7 +84,7 @@ export function render(node: Sql): RenderedSql {
       params.push(n.p);
       out.push(`$${params.length}`);
     } else if (n instanceof Ident) {
-      out.push(quoteIdent(n.name));
+      out.push(quoteIdentifier(n.name));
     } else {
       for (let i = 0; i < n.strings.length; i++) {
         out.push(n.strings[i] as string);

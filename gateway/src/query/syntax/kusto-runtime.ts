@@ -76,7 +76,7 @@ let loaded: Promise<KustoLanguage> | undefined;
 let language: KustoLanguage | undefined;
 
 /** Loads the bridge runtime and the language library (once). */
-export function loadKustoLanguage(): Promise<KustoLanguage> {
+function loadKustoLanguage(): Promise<KustoLanguage> {
   loaded ??= (async () => {
     const require = createRequire(import.meta.url);
     const dir = require.resolve('@kusto/language-service-next/package.json').replace(/package\.json$/, '');

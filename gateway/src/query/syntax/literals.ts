@@ -5,11 +5,11 @@
  * offset is converted), timespans become 100 ns ticks, longs stay exact as bigint.
  */
 
-export const TICKS_PER_MICRO = 10n;
-export const TICKS_PER_MS = 10_000n;
+const TICKS_PER_MICRO = 10n;
+const TICKS_PER_MS = 10_000n;
 export const TICKS_PER_SECOND = 10_000_000n;
-export const TICKS_PER_MINUTE = 60n * TICKS_PER_SECOND;
-export const TICKS_PER_HOUR = 60n * TICKS_PER_MINUTE;
+const TICKS_PER_MINUTE = 60n * TICKS_PER_SECOND;
+const TICKS_PER_HOUR = 60n * TICKS_PER_MINUTE;
 export const TICKS_PER_DAY = 24n * TICKS_PER_HOUR;
 
 const INT64_MIN = -(2n ** 63n);
@@ -72,7 +72,7 @@ export function parseGuidLiteral(text: string): string | null | undefined {
 }
 
 /** Days from 1970-01-01 to the given proleptic Gregorian date (any year 1…9999). */
-export function daysFromCivil(y: number, m: number, d: number): number {
+function daysFromCivil(y: number, m: number, d: number): number {
   const yy = m <= 2 ? y - 1 : y;
   const era = Math.floor(yy / 400);
   const yoe = yy - era * 400;
@@ -157,7 +157,7 @@ function scaleDecimal(numberText: string, unit: bigint): bigint | undefined {
 }
 
 /** `5m`, `1.5h`, `10ms`, `2d` → ticks. */
-export function parseTimespanUnitText(text: string): bigint | undefined {
+function parseTimespanUnitText(text: string): bigint | undefined {
   const m = /^([+-]?\d*\.?\d+)\s*([A-Za-z]+)$/.exec(text.trim());
   if (!m) return undefined;
   const unitName = (m[2] as string).toLowerCase();
@@ -167,7 +167,7 @@ export function parseTimespanUnitText(text: string): bigint | undefined {
 }
 
 /** `[-][d.]hh:mm[:ss[.fffffff]]` → ticks. */
-export function parseTimespanClockText(text: string): bigint | undefined {
+function parseTimespanClockText(text: string): bigint | undefined {
   const m = /^([+-]?)(?:(\d+)\.)?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?$/.exec(text.trim());
   if (!m) return undefined;
   const days = BigInt(m[2] ?? '0');

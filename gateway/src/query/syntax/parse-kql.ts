@@ -3,6 +3,8 @@
  * parser for the grammar. Limits are enforced before the parser sees the text (length, bracket
  * depth) and while converting (expression depth), so hostile input is refused quickly. Anything the
  * engine does not implement is refused here or in the binder, by name, with its position.
+ * Completions for the editor (`kustoCompletions`) come from Microsoft's language service here
+ * too, as plain data: no other file touches the bridge objects (docs/decisions/0003-kql-engine.md).
  */
 import type { StrataError } from '@strata/common';
 import { queryError, type Span, unsupportedOperator } from '../errors.js';
@@ -714,4 +716,65 @@ function throwFirstError(diagnostics: KList<KDiagnostic>): void {
     if (d.Severity !== 'Error' || isToleratedDiagnostic(d.Message)) continue;
     throw queryError(d.Message, { start: d.Start, end: d.Start + Math.max(d.Length, 1) });
   }
+}
+
+/** A table as Kusto declares it: name and schema text, e.g. `(a:long, b:string)`. */
+export interface KustoTable {
+  name: string;
+  schema: string;
+}
+
+export interface KustoCompletionItem {
+  /** The member name of Kusto's `CompletionKind` ('BuiltInFunction', 'Column', …), or 'Unknown'. */
+  kind: string;
+  matchText: string;
+  displayText: string;
+}
+
+export interface KustoCompletions {
+  /** The span of the text a completion replaces. */
+  editStart: number;
+  editLength: number;
+  items: KustoCompletionItem[];
+}
+
+const kustoGlobalsCache = new Map<string, unknown>();
+
+/** Kusto's analysis state for a set of tables (a database `db`), kept for the last 32 sets. */
+function kustoGlobals(tables: readonly KustoTable[]): unknown {
+  const key = tables.map((t) => `${t.name}\u0001${t.schema}`).join('\u0004');
+  const cached = kustoGlobalsCache.get(key);
+  if (cached) return cached;
+  const K = kustoLanguage();
+  const symbols = tables.map((t) => new K.Symbols.TableSymbol.$ctor7(t.name, t.schema, null));
+  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', symbols));
+  if (kustoGlobalsCache.size > 32) kustoGlobalsCache.delete(kustoGlobalsCache.keys().next().value as string);
+  kustoGlobalsCache.set(key, globals);
+  return globals;
+}
+
+let completionKindNames: Map<number, string> | undefined;
+
+function completionKindName(kind: number): string {
+  if (!completionKindNames) {
+    completionKindNames = new Map();
+    for (const [name, value] of Object.entries(kustoLanguage().Editor.CompletionKind)) {
+      if (typeof value === 'number') completionKindNames.set(value, name);
+    }
+  }
+  return completionKindNames.get(kind) ?? 'Unknown';
+}
+
+/** Microsoft's completions at `position` of `text`, analysed against `tables`. */
+export function kustoCompletions(text: string, tables: readonly KustoTable[], position: number): KustoCompletions | undefined {
+  const K = kustoLanguage();
+  const code = K.KustoCode.ParseAndAnalyze(text, kustoGlobals(tables));
+  const info = new K.Editor.KustoCodeService.ctor(code).GetCompletionItems(position);
+  if (!info?.Items) return undefined;
+  const items: KustoCompletionItem[] = [];
+  for (let i = 0; i < info.Items.Count; i++) {
+    const item = info.Items.getItem(i);
+    items.push({ kind: completionKindName(item.Kind), matchText: item.MatchText, displayText: item.DisplayText });
+  }
+  return { editStart: info.EditStart, editLength: info.EditLength, items };
 }

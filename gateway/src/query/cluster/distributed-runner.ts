@@ -7,8 +7,8 @@
  */
 import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
-import type { FragmentRunner } from './exec/executor.js';
-import type { FragmentSpec, SingleWorkerSpec } from './plan/planner.js';
+import type { FragmentRunner } from '../exec/executor.js';
+import type { FragmentSpec, SingleWorkerSpec } from '../plan/planner.js';
 import { fragmentRequest, responseBatch } from './worker-protocol.js';
 
 export interface DistributedRunnerOptions {
@@ -24,7 +24,7 @@ export interface DistributedRunnerOptions {
  * consumer stops, `stop` is called first (so sources blocked on I/O end), then every source is
  * closed.
  */
-export async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): AsyncGenerator<T> {
+async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): AsyncGenerator<T> {
   const iterators = sources.map((s) => s[Symbol.asyncIterator]());
   const pending = new Map<number, Promise<{ i: number; r: IteratorResult<T> }>>();
   const pull = (i: number) =>

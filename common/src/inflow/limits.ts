@@ -17,7 +17,7 @@ export const INFLOW_LIMITS = {
 } as const;
 
 /** Schema names and field names: letters, digits, '.', '_' and '-'. */
-export const NAME_PATTERN = /^[A-Za-z0-9._-]+$/;
+const NAME_PATTERN = /^[A-Za-z0-9._-]+$/;
 
 export function isValidName(name: string): boolean {
   return name.length > 0 && name.length <= INFLOW_LIMITS.maxNameLength && NAME_PATTERN.test(name);

@@ -1,5 +1,5 @@
 import { ColumnType } from '@strata/proto/ingest/v1/ingest';
-import type { DataType } from '../storage/column-types.js';
+import type { DataType } from './column-types.js';
 
 /** Storage type names ↔ the ColumnType enum of the ingest contract. */
 const TO_PROTO: Record<DataType, ColumnType> = {

@@ -1,20 +1,8 @@
 /**
- * The storage type model shared by the gateway (which infers a type per field and batch) and the
- * worker (which keeps one type per column and schema).
- *
- * Types: Int64, Float64, Boolean, DateTime, String, Dynamic (objects and arrays, stored as JSON)
- * for data fields, and Guid for `__INFLOW_ID`.
- *
- * Widening rules (docs/architecture.md "Ingest types"): when a write brings a type that differs
- * from a column's current type, the column takes the narrowest type that holds both values
- * without loss: Int64 + Float64 → Float64; any other pair → String. A column never narrows, and
- * no value is dropped: stored values are converted with `convertSql` (numbers and booleans to
- * their text, DateTime to ISO 8601 UTC text, Dynamic to its JSON text).
+ * How the worker's storage holds the column types of common/src/inflow/column-types.ts in DuckDB,
+ * and the SQL that carries a stored value to a wider type.
  */
-export type DataType = 'Int64' | 'Float64' | 'Boolean' | 'DateTime' | 'String' | 'Dynamic';
-export type ColumnTypeName = DataType | 'Guid';
-
-export const DATA_TYPES: readonly DataType[] = ['Int64', 'Float64', 'Boolean', 'DateTime', 'String', 'Dynamic'];
+import type { ColumnTypeName } from '@strata/common';
 
 /** DuckDB type of each column type (hot tables and Parquet segments). */
 export const DUCKDB_TYPE: Record<ColumnTypeName, string> = {
@@ -27,20 +15,8 @@ export const DUCKDB_TYPE: Record<ColumnTypeName, string> = {
   Guid: 'UUID',
 };
 
-export interface ColumnSchema {
-  name: string;
-  type: ColumnTypeName;
-}
-
-/** The narrowest type that holds values of both `a` and `b` without loss. */
-export function widen(a: DataType, b: DataType): DataType {
-  if (a === b) return a;
-  if ((a === 'Int64' && b === 'Float64') || (a === 'Float64' && b === 'Int64')) return 'Float64';
-  return 'String';
-}
-
 /** ISO 8601 UTC text with microseconds, the text form of a DateTime converted to String. */
-export const DATETIME_TEXT_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ';
+const DATETIME_TEXT_FORMAT = '%Y-%m-%dT%H:%M:%S.%fZ';
 
 /**
  * SQL expression converting `expr` (a value of type `from`) to type `to`, where `to` is `from`

@@ -1,14 +1,13 @@
 /**
  * The schema catalog of an account: the union of what every worker stores (QueryService
- * ListSchemas), cached for a few seconds (the spec allows a new schema up to a minute to become
- * queryable). A column written with different types on different workers takes the type both fit
+ * ListSchemas), cached for a few seconds (a new schema may take up to a minute to become
+ * queryable, docs/api.md). A column written with different types on different workers takes the type both fit
  * in, as storage widens: long + real → real, any other pair → string. Names match
  * case-insensitively (DuckDB identifiers do); the first spelling seen is kept.
  */
-import { type ChannelPool, type Coordinator, StrataError } from '@strata/common';
+import { type ChannelPool, type Coordinator, StrataError, valueTypeFromProto } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
-import type { CatalogTable, KqlType, SchemaCatalog } from './types.js';
-import { kqlTypeOfProto } from './worker-protocol.js';
+import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 
 export function widen(a: KqlType, b: KqlType): KqlType {
   if (a === b) return a;
@@ -16,7 +15,7 @@ export function widen(a: KqlType, b: KqlType): KqlType {
   return 'string';
 }
 
-export function mergeSchemas(perWorker: CatalogTable[][]): SchemaCatalog {
+function mergeSchemas(perWorker: CatalogTable[][]): SchemaCatalog {
   const tables = new Map<string, { name: string; columns: Map<string, { name: string; type: KqlType }> }>();
   for (const list of perWorker) {
     for (const t of list) {
@@ -77,7 +76,7 @@ export class SchemaCatalogSource {
             (s): CatalogTable => ({
               name: s.schema,
               columns: s.columns.flatMap((c) => {
-                const type = kqlTypeOfProto(c.type);
+                const type = valueTypeFromProto(c.type);
                 return type ? [{ name: c.name, type }] : [];
               }),
             }),

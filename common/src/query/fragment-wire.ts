@@ -1,0 +1,122 @@
+/**
+ * The query fragment's wire format (strata.query.v1 ExecuteFragmentRequest), both directions: the
+ * gateway encodes a planned fragment, the worker decodes it into the statement it runs. Schema
+ * listings use the same value type codes. Result rows travel as column batches
+ * (column-batch.ts), which has its own encoder and decoder.
+ *
+ * Parameter values travel as text (`Param.value`): booleans as `true`/`false`, numbers and
+ * integers (BIGINT, TIMESTAMP µs) in their decimal form, with `isNull` marking a null.
+ */
+import { type ExecuteFragmentRequest, WireType as ProtoWireType, ValueType } from '@strata/proto/query/v1/query';
+import { StrataError } from '../errors.js';
+import type { WireType } from './column-batch.js';
+import type { FragmentStatement, ParamValue } from './fragment-exec.js';
+import type { QueryValueType } from './value-types.js';
+
+const PROTO_WIRE: Record<WireType, ProtoWireType> = {
+  VARCHAR: ProtoWireType.WIRE_TYPE_VARCHAR,
+  BIGINT: ProtoWireType.WIRE_TYPE_BIGINT,
+  DOUBLE: ProtoWireType.WIRE_TYPE_DOUBLE,
+  BOOLEAN: ProtoWireType.WIRE_TYPE_BOOLEAN,
+  TIMESTAMP: ProtoWireType.WIRE_TYPE_TIMESTAMP,
+};
+
+const WIRE_OF_PROTO = new Map<ProtoWireType, WireType>(Object.entries(PROTO_WIRE).map(([k, v]) => [v, k as WireType]));
+
+const PROTO_VALUE: Record<QueryValueType, ValueType> = {
+  string: ValueType.VALUE_TYPE_STRING,
+  long: ValueType.VALUE_TYPE_LONG,
+  real: ValueType.VALUE_TYPE_REAL,
+  bool: ValueType.VALUE_TYPE_BOOL,
+  datetime: ValueType.VALUE_TYPE_DATETIME,
+  timespan: ValueType.VALUE_TYPE_TIMESPAN,
+  guid: ValueType.VALUE_TYPE_GUID,
+  dynamic: ValueType.VALUE_TYPE_DYNAMIC,
+};
+
+const VALUE_OF_PROTO = new Map<ValueType, QueryValueType>(Object.entries(PROTO_VALUE).map(([k, v]) => [v, k as QueryValueType]));
+
+export function valueTypeToProto(type: QueryValueType): ValueType {
+  return PROTO_VALUE[type];
+}
+
+/** undefined for UNSPECIFIED and codes this version does not know. */
+export function valueTypeFromProto(type: ValueType): QueryValueType | undefined {
+  return VALUE_OF_PROTO.get(type);
+}
+
+/** A request's wire type; an unknown code is the caller's error. */
+export function wireTypeFromProto(type: ProtoWireType): WireType {
+  const w = WIRE_OF_PROTO.get(type);
+  if (!w) throw new StrataError('invalid', 'A fragment uses an unknown wire type.');
+  return w;
+}
+
+function paramText(p: ParamValue): string {
+  if (p.value === null) return '';
+  if (p.type === 'BOOLEAN') return p.value ? 'true' : 'false';
+  return String(p.value);
+}
+
+function paramValue(p: ExecuteFragmentRequest['params'][number]): ParamValue {
+  const type = wireTypeFromProto(p.type);
+  if (p.isNull) return { type, value: null };
+  switch (type) {
+    case 'VARCHAR':
+      return { type, value: p.value };
+    case 'BOOLEAN':
+      return { type, value: p.value === 'true' };
+    case 'DOUBLE':
+      return { type, value: Number(p.value) };
+    default:
+      if (!/^-?\d+$/.test(p.value)) throw new StrataError('invalid', 'A fragment parameter is not an integer.');
+      return { type, value: BigInt(p.value) };
+  }
+}
+
+/** Which rows a fragment reads: account, schema, and a time range in ms (from inclusive, to exclusive). */
+export interface FragmentTarget {
+  accountId: string;
+  schema: string;
+  fromMs?: number;
+  toMs?: number;
+}
+
+export function encodeFragmentRequest(target: FragmentTarget, statement: FragmentStatement): ExecuteFragmentRequest {
+  return {
+    accountId: target.accountId,
+    schema: target.schema,
+    ...(target.fromMs !== undefined ? { fromMs: target.fromMs } : {}),
+    ...(target.toMs !== undefined ? { toMs: target.toMs } : {}),
+    sql: statement.sql,
+    params: statement.params.map((p) => ({ type: PROTO_WIRE[p.type], value: paramText(p), isNull: p.value === null })),
+    sourceColumns: statement.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
+    columns: statement.columns.map((c) => ({ id: c.id, type: PROTO_WIRE[c.type] })),
+    ...(statement.maxRows !== undefined ? { maxRows: Number(statement.maxRows) } : {}),
+  };
+}
+
+/** The statement of a request; a malformed one is refused with an `invalid` StrataError. */
+export function decodeFragmentStatement(req: ExecuteFragmentRequest): FragmentStatement {
+  return {
+    sql: req.sql,
+    params: req.params.map(paramValue),
+    sourceColumns: req.sourceColumns.map((c) => {
+      const type = valueTypeFromProto(c.type);
+      if (!type) throw new StrataError('invalid', `The column '${c.name}' has an unknown type.`);
+      return { name: c.name, type };
+    }),
+    columns: req.columns.map((c) => ({ id: c.id, type: wireTypeFromProto(c.type) })),
+    ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
+  };
+}
+
+/** The target of a request (its time range exactly as sent). */
+export function decodeFragmentTarget(req: ExecuteFragmentRequest): FragmentTarget {
+  return {
+    accountId: req.accountId,
+    schema: req.schema,
+    ...(req.fromMs !== undefined ? { fromMs: req.fromMs } : {}),
+    ...(req.toMs !== undefined ? { toMs: req.toMs } : {}),
+  };
+}
