@@ -76,7 +76,7 @@ app.kubernetes.io/part-of: strata
 {{- $name := include "strata.etcdName" . }}
 {{- $domain := include "strata.serviceDomain" (dict "ctx" . "service" $name) }}
 {{- range $i := until (int .Values.etcd.bundled.replicas) }}
-{{- $urls = append $urls (printf "http://%s-%d.%s:2379" $name $i $domain) }}
+{{- $urls = append $urls (printf "https://%s-%d.%s:2379" $name $i $domain) }}
 {{- end }}
 {{- end }}
 {{- toJson $urls }}
@@ -116,6 +116,21 @@ STRATA_<ROLE>_ADVERTISEENDPOINT, set in the pod's environment.
 {{- $_ := set $owned.gateway "host" "0.0.0.0" }}
 {{- $_ := set $owned.gateway "port" (int $v.gateway.port) }}
 {{- end }}
+{{- /* Mutual TLS: the role's own Secret, mounted at /etc/strata-tls (strata.tlsVolumes). */}}
+{{- $_ := set $owned "internalTls" (dict
+  "caFile" "/etc/strata-tls/ca.crt"
+  "certFile" "/etc/strata-tls/tls.crt"
+  "keyFile" "/etc/strata-tls/tls.key"
+  "refreshIntervalSeconds" (int $v.internalTls.refreshIntervalSeconds)) }}
+{{- if not $v.etcd.endpoints }}
+{{- /* The bundled etcd trusts the release's CA: the role's own certificate is its etcd client certificate. */}}
+{{- $_ := set $owned.etcd "tls" (dict "caFile" "/etc/strata-tls/ca.crt" "certFile" "/etc/strata-tls/tls.crt" "keyFile" "/etc/strata-tls/tls.key") }}
+{{- else if $v.etcd.external.tlsSecret }}
+{{- $_ := set $owned.etcd "tls" (dict "caFile" "/etc/strata-etcd-tls/ca.crt" "certFile" "/etc/strata-etcd-tls/tls.crt" "keyFile" "/etc/strata-etcd-tls/tls.key") }}
+{{- end }}
+{{- if and $v.etcd.endpoints $v.etcd.external.username }}
+{{- $_ := set $owned.etcd "auth" (dict "username" $v.etcd.external.username) }}
+{{- end }}
 {{- toYaml (mustMergeOverwrite $base $owned) }}
 {{- end }}
 
@@ -131,6 +146,13 @@ STRATA_<ROLE>_ADVERTISEENDPOINT, set in the pod's environment.
       fieldPath: metadata.namespace
 - name: HOME
   value: /tmp
+{{- if and .Values.etcd.endpoints .Values.etcd.external.username .Values.etcd.external.passwordSecret }}
+- name: STRATA_ETCD_AUTH_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.etcd.external.passwordSecret }}
+      key: {{ .Values.etcd.external.passwordKey }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -174,7 +196,7 @@ readinessProbe:
   failureThreshold: {{ $p.readiness.failureThreshold }}
 {{- end }}
 
-{{/* The config volume: the role's key of the ConfigMap, mounted as /etc/strata/strata.yaml. */}}
+{{/* The config volume (the role's key of the ConfigMap, mounted as /etc/strata/strata.yaml) and the role's TLS Secret. */}}
 {{- define "strata.configVolume" -}}
 - name: config
   configMap:
@@ -184,6 +206,37 @@ readinessProbe:
         path: strata.yaml
 - name: tmp
   emptyDir: {}
+{{ include "strata.tlsVolumes" . }}
+{{- end }}
+
+{{/* Secret of a role's internal-TLS certificate: (dict "ctx" $ "role" "worker"). */}}
+{{- define "strata.tlsSecretName" -}}
+{{- printf "%s-tls-%s" (include "strata.fullname" .ctx) .role }}
+{{- end }}
+
+{{/* The role's certificate (and the external etcd's) as volumes: (dict "ctx" $ "role" "worker"). */}}
+{{- define "strata.tlsVolumes" -}}
+- name: internal-tls
+  secret:
+    secretName: {{ include "strata.tlsSecretName" . }}
+    defaultMode: 0400
+{{- if and .ctx.Values.etcd.endpoints .ctx.Values.etcd.external.tlsSecret }}
+- name: etcd-tls
+  secret:
+    secretName: {{ .ctx.Values.etcd.external.tlsSecret }}
+    defaultMode: 0400
+{{- end }}
+{{- end }}
+
+{{- define "strata.tlsMounts" -}}
+- name: internal-tls
+  mountPath: /etc/strata-tls
+  readOnly: true
+{{- if and .Values.etcd.endpoints .Values.etcd.external.tlsSecret }}
+- name: etcd-tls
+  mountPath: /etc/strata-etcd-tls
+  readOnly: true
+{{- end }}
 {{- end }}
 
 {{- define "strata.configMounts" -}}
@@ -192,6 +245,7 @@ readinessProbe:
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{ include "strata.tlsMounts" . }}
 {{- end }}
 
 {{- define "strata.containerArgs" -}}

@@ -300,7 +300,7 @@ describe('Helm chart (helm/strata)', function () {
       it('connects Strata to the etcd members it renders (or to the external etcd)', () => {
         const etcd = find(objects, 'StatefulSet', 'strata-etcd');
         const expected = etcd
-          ? podsOf(etcd).map((p) => `http://${p.name}.${etcd.spec.serviceName}.${NAMESPACE}.svc.cluster.local:2379`)
+          ? podsOf(etcd).map((p) => `https://${p.name}.${etcd.spec.serviceName}.${NAMESPACE}.svc.cluster.local:2379`)
           : [];
         if (etcd) {
           assert.equal(etcd.spec.replicas, scenario.expect.etcdMembers);
@@ -312,7 +312,7 @@ describe('Helm chart (helm/strata)', function () {
             .join('=');
           assert.deepEqual(
             initial.split(','),
-            podsOf(etcd).map((p) => `${p.name}=http://${p.name}.${etcd.spec.serviceName}.${NAMESPACE}.svc.cluster.local:2380`),
+            podsOf(etcd).map((p) => `${p.name}=https://${p.name}.${etcd.spec.serviceName}.${NAMESPACE}.svc.cluster.local:2380`),
           );
         }
         for (const { pod, config } of loaded) assert.deepEqual(config.etcd.endpoints, expected, `${pod.name}: etcd.endpoints`);

@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, PersistentVolumeClaim, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
@@ -91,6 +92,9 @@ const MODELS: Record<string, new (data: never) => Validatable> = {
   'apps/v1/Deployment': Deployment,
   'apps/v1/StatefulSet': StatefulSet,
   'networking.k8s.io/v1/Ingress': Ingress,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'cert-manager.io/v1/Certificate': Certificate,
+  'cert-manager.io/v1/Issuer': Issuer,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
 };
 
