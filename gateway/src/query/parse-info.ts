@@ -5,7 +5,7 @@
  */
 import { isStrataError } from '@strata/common';
 import { asQueryError, bindQuery, type PlanOptions } from './engine.js';
-import { AGGREGATES } from './semantic/aggregates.js';
+import { allFunctions } from './semantic/registry/registry.js';
 import { DEFAULT_PARSE_LIMITS, type KustoTable, kustoCompletions } from './syntax/parse-kql.js';
 import { prescan } from './syntax/prescan.js';
 import { KQL_TYPE_NAME, RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
@@ -68,47 +68,8 @@ const SUPPORTED_OPERATORS = new Set([
   'let',
 ]);
 
-const SUPPORTED_FUNCTIONS = new Set([
-  'ago',
-  'now',
-  'bin',
-  'floor',
-  'datetime',
-  'todatetime',
-  'tostring',
-  'toint',
-  'tolong',
-  'todouble',
-  'toreal',
-  'tobool',
-  'toguid',
-  'strlen',
-  'substring',
-  'tolower',
-  'toupper',
-  'strcat',
-  'extract',
-  'iff',
-  'iif',
-  'case',
-  'coalesce',
-  'isnull',
-  'isnotnull',
-  'isempty',
-  'isnotempty',
-  'round',
-  'abs',
-  'sqrt',
-  'parse_json',
-  'todynamic',
-  'startofday',
-  'startofweek',
-  'startofmonth',
-  'datetime_part',
-  'format_datetime',
-  'not',
-  ...Object.keys(AGGREGATES),
-]);
+/** Functions and aggregates completions may offer: exactly the registry's. */
+const SUPPORTED_FUNCTIONS = new Set(allFunctions().map((f) => f.name));
 
 function schemaName(name: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `['${name.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}']`;

@@ -13,9 +13,9 @@ import { dbl, ident, int, join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert, strSql } from './bound.js';
-import type { AggregateSink, ExprBinder } from './expr-binder.js';
+import type { ExprBinder } from './expr-binder.js';
 import { expressionName, numberForName } from './naming.js';
-import { type AggregatePart, type Column, IdAllocator } from './rel.js';
+import type { AggregatePart, Column, IdAllocator } from './rel.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
 
@@ -34,14 +34,14 @@ export interface BoundAggregate {
   outputs: AggregateOutput[];
 }
 
-interface AggregateEnv {
+export interface AggregateEnv {
   ids: IdAllocator;
   /** Columns in scope (for `arg_max(x, *)`) and the summarize keys' names. */
   scope: Column[];
   keyNames: Set<string>;
 }
 
-type AggregateDef = (call: CallExpr, row: ExprBinder, env: AggregateEnv) => BoundAggregate;
+export type AggregateDef = (call: CallExpr, row: ExprBinder, env: AggregateEnv) => BoundAggregate;
 
 const ref = (c: Column): Sql => sql`${ident(c.id)}`;
 
@@ -83,24 +83,23 @@ function single(
   partialType: string,
   finalOf: (p: Sql) => Sql,
   type: KqlType,
-  name: string,
 ): BoundAggregate {
   const p = partial(env, partialSql, partialType);
   const f = finalCol(env, type);
   return {
     part: { partials: [p], finals: [{ col: f, sql: finalOf(sql`${ident(p.id)}`) }] },
-    outputs: [{ value: ref(f), type, name }],
+    outputs: [{ value: ref(f), type }],
   };
 }
 
-const countDef: AggregateDef = (call, row, env) => {
+export const countDef: AggregateDef = (call, row, env) => {
   args(call, 0, 1);
   const x = call.args[0] ? row.bind(call.args[0]) : undefined;
   const countSql = x ? sql`count(${x.type === 'string' ? strSql(x) : x.sql})` : sql`count(*)`;
-  return single(env, countSql, 'BIGINT', (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`, 'long', 'count_');
+  return single(env, countSql, 'BIGINT', (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`, 'long');
 };
 
-const countifDef: AggregateDef = (call, row, env) => {
+export const countifDef: AggregateDef = (call, row, env) => {
   args(call, 1);
   const pred = row.bind(call.args[0] as Expr, true);
   if (pred.type !== 'bool') throw queryError(`The argument of 'countif' must be a bool; this is a ${pred.type}.`, pred.span);
@@ -110,38 +109,29 @@ const countifDef: AggregateDef = (call, row, env) => {
     'BIGINT',
     (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`,
     'long',
-    `countif_${argName(call)}`,
   );
 };
 
-function sumLike(call: CallExpr, row: ExprBinder, env: AggregateEnv, filter: Sql | undefined, prefix: string): BoundAggregate {
+function sumLike(call: CallExpr, row: ExprBinder, env: AggregateEnv, filter: Sql | undefined): BoundAggregate {
   const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
   const where = filter ? sql` FILTER (WHERE ${filter})` : sql``;
-  if (x.type === 'real')
-    return single(env, sql`sum(${x.sql})${where}`, 'DOUBLE', (p) => sql`sum(${p})`, 'real', `${prefix}_${argName(call)}`);
-  return single(
-    env,
-    sql`TRY_CAST(sum(${x.sql})${where} AS BIGINT)`,
-    'BIGINT',
-    (p) => sql`TRY_CAST(sum(${p}) AS BIGINT)`,
-    x.type,
-    `${prefix}_${argName(call)}`,
-  );
+  if (x.type === 'real') return single(env, sql`sum(${x.sql})${where}`, 'DOUBLE', (p) => sql`sum(${p})`, 'real');
+  return single(env, sql`TRY_CAST(sum(${x.sql})${where} AS BIGINT)`, 'BIGINT', (p) => sql`TRY_CAST(sum(${p}) AS BIGINT)`, x.type);
 }
 
-const sumDef: AggregateDef = (call, row, env) => {
+export const sumDef: AggregateDef = (call, row, env) => {
   args(call, 1);
-  return sumLike(call, row, env, undefined, 'sum');
+  return sumLike(call, row, env, undefined);
 };
 
-const sumifDef: AggregateDef = (call, row, env) => {
+export const sumifDef: AggregateDef = (call, row, env) => {
   args(call, 2);
   const pred = row.bind(call.args[1] as Expr, true);
   if (pred.type !== 'bool') throw queryError(`The condition of 'sumif' must be a bool; this is a ${pred.type}.`, pred.span);
-  return sumLike(call, row, env, pred.sql, 'sumif');
+  return sumLike(call, row, env, pred.sql);
 };
 
-const avgDef: AggregateDef = (call, row, env) => {
+export const avgDef: AggregateDef = (call, row, env) => {
   args(call, 1);
   const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
   const s = partial(env, sql`sum(CAST(${x.sql} AS DOUBLE))`, 'DOUBLE');
@@ -152,18 +142,18 @@ const avgDef: AggregateDef = (call, row, env) => {
   const finalSql = type === 'timespan' ? sql`TRY_CAST(round(${avg}) AS BIGINT)` : avg;
   return {
     part: { partials: [s, n], finals: [{ col: f, sql: finalSql }] },
-    outputs: [{ value: ref(f), type, name: `avg_${argName(call)}` }],
+    outputs: [{ value: ref(f), type }],
   };
 };
 
-const minMax =
+export const minMax =
   (fn: 'min' | 'max'): AggregateDef =>
   (call, row, env) => {
     args(call, 1);
     const x = row.bind(call.args[0] as Expr);
     if (x.type === 'dynamic' || x.type === 'guid') throw queryError(`'${call.name}' cannot order ${x.type} values.`, x.span);
     const agg = fn === 'min' ? (v: Sql) => sql`min(${v})` : (v: Sql) => sql`max(${v})`;
-    return single(env, agg(x.sql), DUCKDB_TYPE[x.type], agg, x.type, `${fn}_${argName(call)}`);
+    return single(env, agg(x.sql), DUCKDB_TYPE[x.type], agg, x.type);
   };
 
 /** Non-null values of an argument as JSON list text ('[]' when none). */
@@ -176,7 +166,7 @@ function jsonList(x: Bound, distinct: boolean): Sql {
 /** All values of the partial JSON lists of a group, as a JSON[] list. */
 const mergedJsonList = (p: Sql): Sql => sql`flatten(list(CAST(CAST(${p} AS JSON) AS JSON[])))`;
 
-const dcountDef: AggregateDef = (call, row, env) => {
+export const dcountDef: AggregateDef = (call, row, env) => {
   args(call, 1, 2);
   const x = row.bind(call.args[0] as Expr);
   return single(
@@ -185,11 +175,10 @@ const dcountDef: AggregateDef = (call, row, env) => {
     'VARCHAR',
     (p) => sql`CAST(coalesce(len(list_distinct(${mergedJsonList(p)})), 0) AS BIGINT)`,
     'long',
-    `dcount_${argName(call)}`,
   );
 };
 
-function percentileDef(multi: boolean): AggregateDef {
+export function percentileDef(multi: boolean): AggregateDef {
   return (call, row, env) => {
     if (multi) args(call, 2, 32);
     else args(call, 2);
@@ -231,7 +220,7 @@ function elementListType(duckType: string): Sql {
   }
 }
 
-function argMaxDef(fn: 'max' | 'min'): AggregateDef {
+export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
   return (call, row, env) => {
     if (call.args.length < 2)
       throw queryError(`'${call.name}' needs the expression to ${fn}imize and at least one column (or *).`, call.span);
@@ -299,7 +288,7 @@ function typeSql(t: KqlType): Sql {
   return map[t];
 }
 
-function makeListDef(set: boolean): AggregateDef {
+export function makeListDef(set: boolean): AggregateDef {
   return (call, row, env) => {
     args(call, 1, 2);
     let x = row.bind(call.args[0] as Expr);
@@ -319,21 +308,18 @@ function makeListDef(set: boolean): AggregateDef {
       if (max !== undefined) l = sql`list_slice(${l}, 1, ${int(max)})`;
       return sql`CAST(coalesce(to_json(${l}), '[]') AS JSON)`;
     };
-    return single(env, jsonList(x, set), 'VARCHAR', finalOf, 'dynamic', `${set ? 'set' : 'list'}_${argName(call)}`);
+    return single(env, jsonList(x, set), 'VARCHAR', finalOf, 'dynamic');
   };
 }
 
-const takeAnyDef: AggregateDef = (call, row, env) => {
+export const takeAnyDef: AggregateDef = (call, row, env) => {
   if (call.args.length !== 1)
     throw queryError("'take_any' with several arguments is not supported; use one per column.", call.span);
   const x = row.bind(call.args[0] as Expr);
-  const name = expressionName(call.args[0] as Expr);
-  const out = single(env, sql`any_value(${x.sql})`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type, name ?? '');
-  if (name === undefined) delete (out.outputs[0] as AggregateOutput).name;
-  return out;
+  return single(env, sql`any_value(${x.sql})`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type);
 };
 
-function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
+export function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
   return (call, row, env) => {
     args(call, 1);
     const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real']);
@@ -355,11 +341,11 @@ function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
     // Chan et al.: M2 = Σ m2ᵢ + Σ nᵢ·meanᵢ² − (Σ nᵢ·meanᵢ)² / N; sample variance (N − 1).
     const variance = sql`(CASE WHEN ${ref(N)} > 1 THEN greatest(${ref(M)} + ${ref(S2)} - ${ref(S1)} * ${ref(S1)} / ${ref(N)}, 0) / (${ref(N)} - 1) WHEN ${ref(N)} = 1 THEN 0.0 END)`;
     const value = kind === 'variance' ? variance : sql`sqrt(${variance})`;
-    return { part: { partials: [n, m, m2], finals }, outputs: [{ value, type: 'real', name: `${kind}_${argName(call)}` }] };
+    return { part: { partials: [n, m, m2], finals }, outputs: [{ value, type: 'real' }] };
   };
 }
 
-const joinDef: AggregateDef = (call, row, env) => {
+export const joinDef: AggregateDef = (call, row, env) => {
   // The product's join(x, separator): the group's values concatenated.
   args(call, 2);
   const x = convert(row.bind(call.args[0] as Expr), 'string', call.name);
@@ -372,62 +358,5 @@ const joinDef: AggregateDef = (call, row, env) => {
     'VARCHAR',
     (p) => sql`coalesce(string_agg(${p}, ${str(sep.value?.type === 'string' ? sep.value.value : '')}), '')`,
     'string',
-    `join_${argName(call)}`,
   );
 };
-
-export const AGGREGATES: Record<string, AggregateDef> = {
-  count: countDef,
-  countif: countifDef,
-  sum: sumDef,
-  sumif: sumifDef,
-  avg: avgDef,
-  min: minMax('min'),
-  max: minMax('max'),
-  agg_min: minMax('min'),
-  agg_max: minMax('max'),
-  dcount: dcountDef,
-  percentile: percentileDef(false),
-  percentiles: percentileDef(true),
-  arg_max: argMaxDef('max'),
-  arg_min: argMaxDef('min'),
-  make_list: makeListDef(false),
-  make_set: makeListDef(true),
-  take_any: takeAnyDef,
-  stdev: varianceDef('stdev'),
-  variance: varianceDef('variance'),
-  join: joinDef,
-};
-
-/** Aggregates that produce several columns; they must stand alone in a summarize item. */
-export const MULTI_COLUMN_AGGREGATES = new Set(['arg_max', 'arg_min', 'percentiles']);
-
-/** Collects the aggregates of one summarize while its items are bound. */
-export class AggregateCollector implements AggregateSink {
-  readonly parts: AggregatePart[] = [];
-
-  constructor(private readonly env: AggregateEnv) {}
-
-  isAggregate(name: string): boolean {
-    return Object.hasOwn(AGGREGATES, name);
-  }
-
-  /** A top-level aggregate call (may produce several columns). */
-  bindTopLevel(call: CallExpr, binder: ExprBinder): AggregateOutput[] {
-    const def = AGGREGATES[call.name.toLowerCase()] as AggregateDef;
-    const bound = def(call, binder.rowBinder(), this.env);
-    this.parts.push(bound.part);
-    return bound.outputs;
-  }
-
-  bindAggregateCall(call: CallExpr, binder: ExprBinder): Bound {
-    const name = call.name.toLowerCase();
-    if (MULTI_COLUMN_AGGREGATES.has(name))
-      throw queryError(`'${call.name}' returns several columns and cannot be part of an expression.`, call.span);
-    const outputs = this.bindTopLevel(call, binder);
-    const out = outputs[0] as AggregateOutput;
-    return { type: out.type, sql: out.value, span: call.span };
-  }
-}
-
-export { IdAllocator };

@@ -2,38 +2,16 @@
  * Kusto's rules for naming result columns that the query does not name. Verified against
  * Microsoft's analyzer in the tests (test/query/naming.test.ts):
  * - a column reference keeps its name; `d.a.b` → `d_a_b`, `d["c"]` → `d_c`, `d[0]` → `d_0`;
- * - some functions pass the name of their first argument through (`bin(timestamp, 1h)` →
- *   `timestamp`, `toint(y)` → `y`), `strlen(s)` → `strlen_s`, others have no name;
+ * - a function call is named by its registry declaration's naming rule: the first argument's
+ *   name (`bin(timestamp, 1h)` → `timestamp`), `prefix_argument` (`strlen(s)` → `strlen_s`), or none;
  * - aggregates are `prefix_argument` (`avg_latencyMs`, `count_`, `percentile_x_95`);
  * - what has no name becomes `Column1`, `Column2` …; clashes get a number suffix (`x1`, `count_1`).
  */
 import type { Expr } from '../syntax/ast.js';
+import { SCALAR_FUNCTIONS } from './registry/scalar-functions.js';
 
-/** Scalar functions whose result takes the name of their first argument. */
-const FIRST_ARGUMENT_NAMED = new Set([
-  'toint',
-  'tolong',
-  'todouble',
-  'toreal',
-  'tostring',
-  'tobool',
-  'toboolean',
-  'todatetime',
-  'totimespan',
-  'bin',
-  'floor',
-  'abs',
-  'sqrt',
-  'round',
-  'parse_json',
-  'todynamic',
-  'json',
-  'startofday',
-  'format_datetime',
-]);
-
-/** Scalar functions named `prefix_firstArgument`. */
-const PREFIX_AND_FIRST_ARGUMENT: Record<string, string> = { strlen: 'strlen' };
+/** Each scalar function's naming rule, from its declaration in the registry. */
+const SCALAR_NAMING = new Map(SCALAR_FUNCTIONS.map((f) => [f.name, f.naming]));
 
 /** The name an expression carries, or undefined when Kusto would call it ColumnN. */
 export function expressionName(expr: Expr): string | undefined {
@@ -56,11 +34,11 @@ export function expressionName(expr: Expr): string | undefined {
       const name = expr.name.toLowerCase();
       const first = expr.args[0];
       if (first === undefined) return undefined;
-      if (FIRST_ARGUMENT_NAMED.has(name)) return expressionName(first);
-      const prefix = PREFIX_AND_FIRST_ARGUMENT[name];
-      if (prefix !== undefined) {
+      const rule = SCALAR_NAMING.get(name);
+      if (rule?.kind === 'first-argument') return expressionName(first);
+      if (rule?.kind === 'prefix') {
         const arg = expressionName(first);
-        return arg === undefined ? undefined : `${prefix}_${arg}`;
+        return arg === undefined ? undefined : `${rule.prefix}_${arg}`;
       }
       return undefined;
     }

@@ -8,11 +8,12 @@ import { queryError, type Span } from '../errors.js';
 import { int, join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator, QueryAst, Source, TabularExpr } from '../syntax/ast.js';
 import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
-import { AGGREGATES, AggregateCollector, MULTI_COLUMN_AGGREGATES } from './aggregates.js';
+import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, escapeRegex, identOf } from './expr-binder.js';
 import { expressionName, NameAllocator } from './naming.js';
+import { aggregateFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 
 export interface BindOptions {
@@ -444,11 +445,7 @@ export class QueryBinder {
     }[] = [];
     for (const item of aggItems) {
       const e = item.expr;
-      if (
-        e.kind === 'call' &&
-        Object.hasOwn(AGGREGATES, e.name.toLowerCase()) &&
-        MULTI_COLUMN_AGGREGATES.has(e.name.toLowerCase())
-      ) {
+      if (e.kind === 'call' && aggregateFunction(e.name)?.multiColumn === true) {
         const outs = collector.bindTopLevel(e, aggBinder);
         outs.forEach((o, i) => {
           const explicit = i === 0 ? item.name : undefined;
@@ -464,7 +461,7 @@ export class QueryBinder {
         });
         continue;
       }
-      if (e.kind === 'call' && Object.hasOwn(AGGREGATES, e.name.toLowerCase())) {
+      if (e.kind === 'call' && aggregateFunction(e.name) !== undefined) {
         const [o] = collector.bindTopLevel(e, aggBinder);
         if (!o) continue;
         itemValues.push({

@@ -1,0 +1,81 @@
+/**
+ * Every scalar function the engine knows, declared once: Kusto-style signatures, the return type
+ * rule, the naming rule of an unnamed result column, and the implementation (scalar-impl.ts).
+ * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
+ */
+import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import type { NamingRule, ScalarFunctionEntry } from './types.js';
+
+const NONE: NamingRule = { kind: 'none' };
+const FIRST: NamingRule = { kind: 'first-argument' };
+
+function fn(
+  name: string,
+  signatures: string[],
+  returns: string,
+  naming: NamingRule = NONE,
+  origin?: ScalarFunctionEntry['origin'],
+): ScalarFunctionEntry {
+  const bind = F[name];
+  if (!bind) throw new Error(`no implementation for the scalar function ${name}`);
+  return { kind: 'scalar', name, signatures, returns, naming, bind, ...(origin ? { origin } : {}) };
+}
+
+const conversion = (name: string, type: string, origin?: ScalarFunctionEntry['origin']) =>
+  fn(
+    name,
+    [`${name}(value: any): ${type}`],
+    type === 'string' ? 'string (never null)' : `${type}; null when the value does not convert`,
+    FIRST,
+    origin,
+  );
+
+export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
+  fn('ago', ['ago(span: timespan): datetime'], 'datetime: now() minus the span; a number means seconds (product form)'),
+  fn('now', ['now([offset: timespan]): datetime'], 'datetime: one value for the whole query'),
+  fn(
+    'bin',
+    ['bin(value: long|real|datetime|timespan, size: long|real|timespan)'],
+    'the type of value (real when either side is real); datetimes count from 0001-01-01',
+    FIRST,
+  ),
+  fn('floor', ['floor(value: long|real)', 'floor(value, size)'], 'as bin with a size, else the type of value', FIRST),
+  conversion('todatetime', 'datetime'),
+  conversion('datetime', 'datetime', 'alias'),
+  conversion('tostring', 'string'),
+  conversion('toint', 'long'),
+  conversion('tolong', 'long'),
+  conversion('todouble', 'real'),
+  conversion('toreal', 'real'),
+  conversion('tobool', 'bool'),
+  conversion('toboolean', 'bool'),
+  conversion('toguid', 'guid'),
+  conversion('totimespan', 'timespan'),
+  conversion('parse_json', 'dynamic'),
+  conversion('todynamic', 'dynamic'),
+  conversion('json', 'dynamic', 'product'),
+  fn('strlen', ['strlen(source: string): long'], 'long', { kind: 'prefix', prefix: 'strlen' }),
+  fn('substring', ['substring(source: string, start: long[, length: long]): string'], 'string'),
+  fn('tolower', ['tolower(value: string): string'], 'string'),
+  fn('toupper', ['toupper(value: string): string'], 'string'),
+  fn('strcat', ['strcat(value: any, ...): string'], 'string (1 to 64 arguments)'),
+  fn('extract', ['extract(regex: string, group: long, source: string): string'], 'string ("" when nothing matches)'),
+  fn('iff', ['iff(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
+  fn('iif', ['iif(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
+  fn('case', ['case(condition: bool, value: T, ..., else: T): T'], 'the common type of the values'),
+  fn('coalesce', ['coalesce(value: T, ...): T'], 'the common type; for strings the first non-empty value'),
+  fn('notnull', ['notnull(value: T, default: T): T'], 'the common type: value, or default when value is null', NONE, 'product'),
+  fn('isnull', ['isnull(value: any): bool'], 'bool (strings are never null)'),
+  fn('isnotnull', ['isnotnull(value: any): bool'], 'bool'),
+  fn('isempty', ['isempty(value: any): bool'], 'bool'),
+  fn('isnotempty', ['isnotempty(value: any): bool'], 'bool'),
+  fn('not', ['not(value: bool): bool'], 'bool'),
+  fn('round', ['round(value: long|real[, digits: long])'], 'the type of value', FIRST),
+  fn('abs', ['abs(value: long|real|timespan)'], 'the type of value', FIRST),
+  fn('sqrt', ['sqrt(value: long|real): real'], 'real; null for negative values', FIRST),
+  fn('startofday', ['startofday(date: datetime[, offset: long]): datetime'], 'datetime', FIRST),
+  fn('startofweek', ['startofweek(date: datetime[, offset: long]): datetime'], 'datetime (weeks start on Sunday)'),
+  fn('startofmonth', ['startofmonth(date: datetime[, offset: long]): datetime'], 'datetime'),
+  fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
+  fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
+];

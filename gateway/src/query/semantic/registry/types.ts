@@ -1,0 +1,53 @@
+/**
+ * The shape of one entry in the function registry, after Microsoft's Kusto.Language
+ * (`Functions.cs`, `Aggregates.cs`): every scalar function and aggregate is declared once with
+ * its signatures, its return type rule, the rule that names its result column, and how it runs.
+ * The binder, the summarize partial/merge split, `/kusto/parse` completions and docs/query.md
+ * all read these entries (see registry.ts).
+ */
+import type { AggregateDef } from '../aggregates.js';
+import type { ScalarFn } from './scalar-impl.js';
+
+/**
+ * How Kusto names the result column of a call the query does not name (checked against
+ * Microsoft's analyzer in gateway/test/query/naming.test.ts):
+ * - `none`: ColumnN;
+ * - `first-argument`: the name of the first argument (`toint(y)` → `y`);
+ * - `prefix`: `prefix_` and the first argument's name (`strlen(s)` → `strlen_s`, `avg(x)` →
+ *   `avg_x`); for an aggregate whose argument has no name, just `prefix_` (`count()` → `count_`);
+ * - `own`: the aggregate names its several columns itself (arg_max, percentiles).
+ */
+export type NamingRule =
+  | { kind: 'none' }
+  | { kind: 'first-argument' }
+  | { kind: 'prefix'; prefix: string }
+  | { kind: 'own'; describe: string };
+
+interface EntryBase {
+  /** Lower-case name as written in queries. */
+  name: string;
+  /** Kusto-style signatures, for docs and completions: `strlen(source: string): long`. */
+  signatures: string[];
+  /** The return type rule in words, when the signatures alone do not say it. */
+  returns: string;
+  naming: NamingRule;
+  /** A name the product (Logship) accepts but Kusto does not, or a spelling Kusto keeps for compatibility. */
+  origin?: 'product' | 'alias';
+}
+
+export interface ScalarFunctionEntry extends EntryBase {
+  kind: 'scalar';
+  bind: ScalarFn;
+}
+
+export interface AggregateEntry extends EntryBase {
+  kind: 'aggregate';
+  /** Binds a call into a partial state per worker and a merge at the gateway. */
+  run: AggregateDef;
+  /** Produces several columns, so it must stand alone in a summarize item. */
+  multiColumn?: boolean;
+  /** The value on empty input without keys, in words. */
+  empty: string;
+}
+
+export type RegistryEntry = ScalarFunctionEntry | AggregateEntry;

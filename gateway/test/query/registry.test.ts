@@ -1,0 +1,191 @@
+/**
+ * The function registry is the one home of functions and aggregates: every entry is documented
+ * (docs/query.md's reference is rendered from it), offered by completions, and named and typed
+ * as Microsoft's analyzer names and types the same call.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { before, describe, it } from 'mocha';
+import { bindQuery } from '../../src/query/engine.js';
+import { parseQuery } from '../../src/query/parse-info.js';
+import { DOCS_BEGIN, DOCS_END, registryDocsTable } from '../../src/query/semantic/registry/docs-table.js';
+import { allFunctions } from '../../src/query/semantic/registry/registry.js';
+import { kustoLanguage, warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import type { SchemaCatalog } from '../../src/query/types.js';
+
+const DOCS = fileURLToPath(new URL('../../../../docs/query.md', import.meta.url));
+
+const COLUMNS = 'timestamp:datetime, x:long, y:real, s:string, d:dynamic, b:bool, ts:timespan';
+const CATALOG: SchemaCatalog = {
+  tables: [
+    {
+      name: 'T',
+      columns: COLUMNS.split(', ').map((c) => {
+        const [name, type] = c.split(':') as [string, SchemaCatalog['tables'][0]['columns'][0]['type']];
+        return { name, type };
+      }),
+    },
+  ],
+};
+
+/** One call of every registered name over table T, in the form the analyzer knows. */
+const SAMPLES: Record<string, string> = {
+  ago: 'ago(ts)',
+  now: 'now()',
+  bin: 'bin(x, 5)',
+  floor: 'floor(y, 1.5)',
+  todatetime: 'todatetime(s)',
+  datetime: 'datetime(2024-01-01)',
+  tostring: 'tostring(x)',
+  toint: 'toint(s)',
+  tolong: 'tolong(y)',
+  todouble: 'todouble(x)',
+  toreal: 'toreal(s)',
+  tobool: 'tobool(s)',
+  toboolean: 'toboolean(s)',
+  toguid: 'toguid(s)',
+  totimespan: 'totimespan(x)', // from a string: issue 17
+  parse_json: 'parse_json(s)',
+  todynamic: 'todynamic(s)',
+  strlen: 'strlen(s)',
+  substring: 'substring(s, 1, 2)',
+  tolower: 'tolower(s)',
+  toupper: 'toupper(s)',
+  strcat: 'strcat(s, x)',
+  extract: 'extract("a(b)", 1, s)',
+  iff: 'iff(b, x, 2)',
+  iif: 'iif(b, s, "n")',
+  case: 'case(b, y, x > 1, 2.0, 0.0)',
+  coalesce: 'coalesce(x, 1)',
+  isnull: 'isnull(x)',
+  isnotnull: 'isnotnull(y)',
+  isempty: 'isempty(s)',
+  isnotempty: 'isnotempty(s)',
+  not: 'not(b)',
+  round: 'round(y, 2)',
+  abs: 'abs(ts)',
+  sqrt: 'sqrt(x)',
+  startofday: 'startofday(timestamp)',
+  startofweek: 'startofweek(timestamp, 1)',
+  startofmonth: 'startofmonth(timestamp)',
+  datetime_part: 'datetime_part("hour", timestamp)',
+  format_datetime: 'format_datetime(timestamp, "yyyy-MM-dd")',
+  count: 'count()',
+  countif: 'countif(b)',
+  sum: 'sum(ts)',
+  sumif: 'sumif(y, b)',
+  avg: 'avg(x)',
+  min: 'min(s)',
+  max: 'max(timestamp)',
+  dcount: 'dcount(s)',
+  percentile: 'percentile(y, 99.5)',
+  percentiles: 'percentiles(x, 5, 50)',
+  arg_max: 'arg_max(timestamp, s, x)',
+  arg_min: 'arg_min(x, *)',
+  make_list: 'make_list(s)',
+  make_set: 'make_set(x, 10)',
+  take_any: 'take_any(y)',
+  stdev: 'stdev(x)',
+  variance: 'variance(y)',
+};
+
+const KUSTO_TYPE: Record<string, string> = { int: 'long' };
+
+function kustoColumns(query: string): string[] {
+  const K = kustoLanguage() as unknown as {
+    KustoCode: {
+      ParseAndAnalyze(
+        q: string,
+        g: unknown,
+      ): {
+        ResultType: { Columns: { Count: number; getItem(i: number): { Name: string; Type: { Name: string } } } };
+        GetDiagnostics(): { Count: number; getItem(i: number): { Message: string } };
+      };
+    };
+    GlobalState: { Default: { WithDatabase(db: unknown): unknown } };
+    Symbols: {
+      DatabaseSymbol: { $ctor1: new (n: string, m: unknown[]) => unknown };
+      TableSymbol: { $ctor7: new (n: string, s: string, d: null) => unknown };
+    };
+  };
+  const table = new K.Symbols.TableSymbol.$ctor7('T', `(${COLUMNS})`, null);
+  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', [table]));
+  const code = K.KustoCode.ParseAndAnalyze(query, globals);
+  const diagnostics = code.GetDiagnostics();
+  assert.equal(diagnostics.Count, 0, `the analyzer rejects ${query}: ${diagnostics.Count ? diagnostics.getItem(0).Message : ''}`);
+  const cols = code.ResultType.Columns;
+  const out: string[] = [];
+  for (let i = 0; i < cols.Count; i++) {
+    const c = cols.getItem(i);
+    out.push(`${c.Name}:${KUSTO_TYPE[c.Type.Name] ?? c.Type.Name}`);
+  }
+  return out;
+}
+
+const engineColumns = (query: string): string[] => bindQuery(query, CATALOG).bound.columns.map((c) => `${c.name}:${c.type}`);
+
+function docsText(): string {
+  return readFileSync(DOCS, 'utf8');
+}
+
+describe('function registry', () => {
+  before(async function () {
+    this.timeout(60_000);
+    await warmKustoParser();
+  });
+
+  it('docs/query.md carries the reference rendered from the registry', () => {
+    const text = docsText();
+    const begin = text.indexOf(DOCS_BEGIN);
+    const end = text.indexOf(DOCS_END);
+    assert.ok(begin >= 0 && end > begin, 'docs/query.md has the registry markers');
+    const current = text.slice(begin, end + DOCS_END.length);
+    const expected = registryDocsTable();
+    if (current !== expected && process.env.UPDATE_DOCS === '1') {
+      writeFileSync(DOCS, text.slice(0, begin) + expected + text.slice(end + DOCS_END.length));
+      return;
+    }
+    assert.equal(current, expected, 'docs/query.md is stale: run the tests with UPDATE_DOCS=1');
+  });
+
+  it('documents every registered name', () => {
+    const text = docsText();
+    for (const f of allFunctions()) assert.ok(text.includes(`| \`${f.name}\``), `${f.name} is not documented`);
+  });
+
+  it('has a sample call for every entry, named and typed as Microsoft’s analyzer does', () => {
+    const mismatches: string[] = [];
+    for (const f of allFunctions()) {
+      if (f.origin === 'product') continue; // Kusto does not know the product's own names
+      const sample = SAMPLES[f.name];
+      assert.ok(sample, `no sample call for ${f.name}`);
+      const query = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | project ${sample}`;
+      let engine: string[];
+      try {
+        engine = engineColumns(query);
+      } catch (err) {
+        engine = [`error: ${(err as Error).message}`];
+      }
+      const kusto = kustoColumns(query);
+      if (engine.join() !== kusto.join()) mismatches.push(`${query}: engine ${engine.join()} / Kusto ${kusto.join()}`);
+    }
+    assert.deepEqual(mismatches, []);
+  });
+
+  it('completions offer registered functions and no others', () => {
+    const q = 'T | extend ';
+    const items = parseQuery(q, CATALOG, q.length).suggestions?.autoCompletions ?? [];
+    const offered = items
+      .filter((c) => c.completionType === 'BuiltInFunction' || c.completionType === 'AggregateFunction')
+      .map((c) => (/^[\w-]+/.exec(c.value)?.[0] ?? c.value).toLowerCase());
+    const registered = new Set(allFunctions().map((f) => f.name));
+    for (const name of offered) assert.ok(registered.has(name), `${name} offered but not registered`);
+    for (const name of ['strlen', 'iff', 'bin', 'format_datetime']) assert.ok(offered.includes(name), `${name} not offered`);
+  });
+
+  it('refuses an unregistered function by name, and an aggregate outside summarize', () => {
+    assert.throws(() => bindQuery('T | extend series_fir(d, dynamic([1]))', CATALOG), /series_fir/);
+    assert.throws(() => bindQuery('T | extend dcount(s)', CATALOG), /aggregate 'dcount' is only allowed in summarize/);
+  });
+});
