@@ -98,6 +98,9 @@ const QUERIES = [
   'T | summarize countif(b), make_list(timestamp), take_any(s), percentile(ts, 50), percentile(timestamp, 50)',
   'T | extend x = "a"',
   'T | project-away x | extend x = 1',
+  'T | extend x = tostring(x + 1), z = x',
+  'T | project y = x, x = y',
+  'T | extend x1 = x, x',
 ];
 
 describe('query result naming agrees with Microsoft’s analyzer', () => {

@@ -36,8 +36,10 @@ describe('query operators (answers computed independently)', () => {
     assert.deepEqual(sortedJson(r.results), sortedJson(expected));
   });
 
-  it('project may use a column defined earlier in the same project', async () => {
-    const r = await run('Logs | where isnotnull(latencyMs) | project id, a = latencyMs + 1, b = a * 10');
+  it('project reads the input row in every item; a later step sees earlier columns', async () => {
+    // Kusto: a column a project defines is not visible to its other items (see traps.test.ts).
+    await assert.rejects(run('Logs | project id, a = latencyMs + 1, b = a * 10'), /'a' does not refer to any known column/);
+    const r = await run('Logs | where isnotnull(latencyMs) | project id, a = latencyMs + 1 | project id, a, b = a * 10');
     const expected = LOGS.filter((l) => l.latencyMs !== null).map((l) => ({
       id: l.id,
       a: (l.latencyMs as number) + 1,

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'mocha';
-import { closeCluster, getCluster, kustoDate, LOGS, NOW, run, scalar } from './fixture.js';
+import { closeCluster, getCluster, kustoDate, LOGS, NOW, run, scalar, sortedJson } from './fixture.js';
 
 describe('query traps (Kusto semantics)', () => {
   before(async function () {
@@ -186,6 +186,41 @@ describe('query traps (Kusto semantics)', () => {
     const r = await run('datatable(a:long, b:long)[1, 2] | extend a = "x"');
     assert.deepEqual(r.header, ['a', 'b']);
     assert.deepEqual(r.results, [{ a: 'x', b: 2 }]);
+  });
+
+  it('trap: every item of one extend reads the input row (not the items before it)', async () => {
+    // SQL-minded engines let `y = x` read the x the same extend just computed; Kusto does not.
+    const r = await run('print x = 1 | extend x = x + 1, y = x');
+    assert.deepEqual(r.header, ['x', 'y']);
+    assert.deepEqual(r.results, [{ x: 2, y: 1 }]);
+    const logs = await run(
+      'Logs | where isnotnull(latencyMs) | extend latencyMs = latencyMs * 2, original = latencyMs | project id, latencyMs, original',
+    );
+    const expected = LOGS.filter((l) => l.latencyMs !== null).map((l) => ({
+      id: l.id,
+      latencyMs: (l.latencyMs as number) * 2,
+      original: l.latencyMs,
+    }));
+    assert.deepEqual(sortedJson(logs.results), sortedJson(expected));
+  });
+
+  it('trap: every item of one project reads the input row, so two columns can swap', async () => {
+    const r = await run('print x = 1, y = "b" | project y = x, x = y');
+    assert.deepEqual(r.header, ['y', 'x']);
+    assert.deepEqual(r.results, [{ y: 1, x: 'b' }]);
+  });
+
+  it('trap: a column that one extend or project defines is not visible to its other items', async () => {
+    for (const q of ['print x = 1 | extend z = x + 1, w = z', 'print x = 1 | project z = x + 1, w = z * 2']) {
+      await assert.rejects(run(q), (err: Error) => {
+        assert.match(err.message, /The name 'z' does not refer to any known column.*Use a second (extend|project)/);
+        return true;
+      });
+    }
+    // A scalar let of that name is what the item reads (the name is not a column of the input).
+    assert.deepEqual((await run('let z = 10; print x = 1 | extend z = x + 1, w = z')).results, [{ x: 1, z: 2, w: 10 }]);
+    // In a second extend the new column is there.
+    assert.deepEqual((await run('print x = 1 | extend z = x + 1 | extend w = z')).results, [{ x: 1, z: 2, w: 2 }]);
   });
 
   it('trap: `summarize by x` and the product form `summarize x` list distinct values', async () => {

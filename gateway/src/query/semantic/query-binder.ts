@@ -73,12 +73,17 @@ export class QueryBinder {
     return this.catalog.tables.find((t) => t.name === name);
   }
 
-  private exprBinder(columns: Column[], inline?: Map<string, Bound>): ExprBinder {
+  /**
+   * A binder over the input columns. `sameOperator` names the columns that earlier items of the
+   * same extend/project define: Kusto evaluates every item over the input row, so those names are
+   * not in scope (and an input column of the same name reads its input value).
+   */
+  private exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
     const map = new Map<string, Column>();
     for (const c of columns) map.set(c.name, c);
-    const binder = new ExprBinder({ columns: map, lets: this.scalarLets, nowUs: this.options.nowUs });
-    if (inline && inline.size > 0) return new InliningBinder(binder.ctx, inline);
-    return binder;
+    const ctx = { columns: map, lets: this.scalarLets, nowUs: this.options.nowUs };
+    if (sameOperator && sameOperator.names.size > 0) return new SameOperatorBinder(ctx, sameOperator);
+    return new ExprBinder(ctx);
   }
 
   // ------------------------------------------------------------------ tabular expressions
@@ -340,15 +345,15 @@ export class QueryBinder {
     return { kind: 'sort', input, keys: specs, columns };
   }
 
-  /** project: a new column list; items may refer to columns defined earlier in the same project. */
+  /** project: a new column list; every item reads the input row (Kusto), not other items. */
   private project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
-    const inline = new Map<string, Bound>();
+    const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
     const outputs: Output[] = [];
     const pending: { item: NamedExpr; b: Bound }[] = [];
     for (const item of items) {
       if (item.expr.kind === 'star') throw queryError("'project *' is not supported; list the columns.", item.span);
-      const b = this.exprBinder(columns, inline).bind(item.expr);
+      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
       pending.push({ item, b });
       if (item.name) {
         if (!names.claim(item.name))
@@ -358,7 +363,7 @@ export class QueryBinder {
           throw queryError(`A column with the name '${item.expr.name}' is already declared.`, item.span);
       }
       const name = item.name ?? (item.expr.kind === 'name' ? item.expr.name : undefined);
-      if (name) inline.set(name, b);
+      if (name) sameOperator.names.add(name);
     }
     for (const { item, b } of pending) {
       let name = item.name ?? (item.expr.kind === 'name' ? item.expr.name : undefined);
@@ -373,15 +378,18 @@ export class QueryBinder {
     return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
   }
 
-  /** extend: existing columns stay; a new column with an existing name replaces it in place. */
+  /**
+   * extend: existing columns stay; a new column with an existing name replaces it in place. Every
+   * item reads the input row (Kusto): `extend x = x + 1, y = x` gives y the input x.
+   */
   private extend(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
-    const inline = new Map<string, Bound>();
+    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared };
     for (const item of items) {
       if (item.expr.kind === 'star') throw queryError("'*' is not allowed in extend.", item.span);
-      const b = this.exprBinder(columns, inline).bind(item.expr);
+      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
       let name = item.name ?? expressionName(item.expr);
       if (name !== undefined && declared.has(name)) {
         if (item.name) throw queryError(`A column with the name '${name}' is already declared.`, item.nameSpan ?? item.span);
@@ -390,7 +398,6 @@ export class QueryBinder {
       if (name === undefined) name = names.column();
       names.claim(name);
       declared.add(name);
-      inline.set(name, b);
       const col: Column = { name, type: b.type, id: this.ids.column() };
       if (b.column?.origin) col.origin = b.column.origin;
       const at = outputs.findIndex((o) => o.col.name === name);
@@ -605,17 +612,38 @@ export class QueryBinder {
   }
 }
 
-/** An expression binder that sees columns defined earlier in the same project/extend. */
-class InliningBinder extends ExprBinder {
+/** The names that earlier items of one extend/project define. */
+interface SameOperatorNames {
+  operator: 'extend' | 'project';
+  names: Set<string>;
+}
+
+/**
+ * An expression binder for one item of an extend/project: a name that only an earlier item of the
+ * same operator defines is refused with a hint (Kusto's analyzer refuses it too), rather than
+ * read from the other item as SQL-minded engines would.
+ */
+class SameOperatorBinder extends ExprBinder {
   constructor(
     ctx: ExprBinder['ctx'],
-    private readonly inline: Map<string, Bound>,
+    private readonly sameOperator: SameOperatorNames,
   ) {
     super(ctx);
   }
 
   override bind(expr: Expr, predicate = false): Bound {
-    if (expr.kind === 'name' && this.inline.has(expr.name)) return { ...(this.inline.get(expr.name) as Bound), span: expr.span };
+    if (
+      expr.kind === 'name' &&
+      this.sameOperator.names.has(expr.name) &&
+      !this.ctx.columns.has(expr.name) &&
+      !this.ctx.lets.has(expr.name)
+    ) {
+      const op = this.sameOperator.operator;
+      throw queryError(
+        `The name '${expr.name}' does not refer to any known column, table, variable or function: every item of one ${op} reads the input row, so a column that the same ${op} defines is not visible to its other items. Use a second ${op}.`,
+        expr.span,
+      );
+    }
     return super.bind(expr, predicate);
   }
 }
