@@ -12,6 +12,9 @@
 import { isStrataError, StrataError } from '@strata/common';
 import { type PlanInput, planFragments, type QueryPlan } from './plan/planner.js';
 import { QueryBinder } from './semantic/query-binder.js';
+
+export { variablesById } from './semantic/query-parameters.js';
+
 import type { QueryAst } from './syntax/ast.js';
 import { warmKustoParser } from './syntax/kusto-runtime.js';
 import { DEFAULT_PARSE_LIMITS, type ParseLimits, parseKql } from './syntax/parse-kql.js';
@@ -25,6 +28,8 @@ export interface PlanOptions {
   /** The column whose filters prune segments. */
   timeColumn?: string;
   limits?: ParseLimits;
+  /** Values of `declare query_parameters(…)`, by name (from the request's variables). */
+  parameters?: ReadonlyMap<string, unknown>;
 }
 
 const DEFAULT_MAX_ROWS = 50_000;
@@ -69,7 +74,11 @@ function parseCached(text: string, limits: ParseLimits): QueryAst {
 export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}) {
   const ast = parseCached(text, options.limits ?? DEFAULT_PARSE_LIMITS);
   const nowUs = nowMicros(options.now);
-  const binder = new QueryBinder(catalog, { nowUs, timeColumn: options.timeColumn ?? 'timestamp' });
+  const binder = new QueryBinder(catalog, {
+    nowUs,
+    timeColumn: options.timeColumn ?? 'timestamp',
+    ...(options.parameters ? { parameters: options.parameters } : {}),
+  });
   const bound = binder.bindQuery(ast);
   return { ast, bound, nowUs };
 }

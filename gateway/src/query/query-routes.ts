@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
-import { queryResultJson, warmQueryEngine } from './engine.js';
+import { queryResultJson, variablesById, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
@@ -23,9 +23,13 @@ import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
 export const MAX_QUERY_TIMEOUT_SECONDS = 300;
 
-/** Extra request fields (querySource, properties, variables) are accepted and ignored. */
-const queryBody = z.object({ query: z.string() });
-const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional() });
+/**
+ * `variables` (`[{ id, type?, value }]`) fill `declare query_parameters(…)`; extra request fields
+ * (querySource, properties) are accepted and ignored.
+ */
+const variables = z.array(z.object({ id: z.string(), type: z.string().optional(), value: z.unknown() })).optional();
+const queryBody = z.object({ query: z.string(), variables });
+const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional(), variables });
 
 function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
@@ -65,14 +69,15 @@ export const queryRoutes: RouteDef[] = [
     path: '/search/:accountId/kusto',
     operation: 'query.run',
     summary:
-      'Run a KQL query: { query }. Answers { header, columns: [{ name, type }], results: [{ column: value }], render?, truncated }. Query errors answer 400 with token positions into the query.',
+      'Run a KQL query: { query, variables? } (variables `[{ id, value }]` fill `declare query_parameters`). Answers { header, columns: [{ name, type }], results: [{ column: value }], render?, truncated }. Query errors answer 400 with token positions into the query.',
     requestSchema: queryBody,
     async handler(rc) {
-      const { query } = await rc.body(queryBody);
+      const { query, variables: given } = await rc.body(queryBody);
       await warmQueryEngine();
       const catalog = await callerCatalog(rc);
       const result = await rc.deps.query.run(query, catalog, {
         accountId: accountOf(rc),
+        parameters: variablesById(given),
         timeoutMs: queryTimeoutMs(rc),
         signal: clientGone(rc.koa.res),
       });
@@ -88,9 +93,9 @@ export const queryRoutes: RouteDef[] = [
       'Parse a KQL query without running it: { query, cursorPosition? }. Answers { parseSuccess, error, header, columns, suggestions: { autoCompletions } }.',
     requestSchema: parseBody,
     async handler(rc) {
-      const { query, cursorPosition } = await rc.body(parseBody);
+      const { query, cursorPosition, variables: given } = await rc.body(parseBody);
       await warmQueryEngine();
-      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition) };
+      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition, { parameters: variablesById(given) }) };
     },
   },
   {

@@ -17,6 +17,8 @@ export interface QueryRunOptions {
   timeoutMs: number;
   /** Aborts the query (the client went away). */
   signal?: AbortSignal;
+  /** Values of `declare query_parameters(…)`, by name (the request's variables). */
+  parameters?: ReadonlyMap<string, unknown>;
 }
 
 export class QueryService {
@@ -42,7 +44,7 @@ export class QueryService {
 
   /** Plans `query` against `catalog` and runs it on the workers, merging here. */
   async run(query: string, catalog: SchemaCatalog, options: QueryRunOptions): Promise<ColumnarResult> {
-    const plan = planQuery(query, catalog);
+    const plan = planQuery(query, catalog, options.parameters ? { parameters: options.parameters } : {});
     return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs), {
       mergeDatabase: this.merge,
       timeoutMs: options.timeoutMs,

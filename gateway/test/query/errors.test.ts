@@ -126,9 +126,12 @@ describe('query refusals', () => {
     assert.match(err.message, /nests expressions deeper than 512/);
   });
 
-  it('refuses multiple statements and user functions', () => {
+  it('refuses multiple statements, and a function calling itself', () => {
     assert.match(refusal('Logs | take 1; Logs | take 2').message, /Only one query statement/);
-    assert.match(refusal('let f = (x:long) { x + 1 }; print f(1)').message, /User-defined functions/);
+    const q = 'let f = (x:long) { f(x) + 1 }; print f(1)';
+    const err = refusal(q);
+    assert.match(err.message, /'f' is not supported/);
+    assert.equal(pointedAt(q, err), 'f');
   });
 
   it('the parse endpoint reports the same errors without throwing', () => {

@@ -138,6 +138,8 @@ export interface RunOptions {
   unorderedLists?: boolean;
   /** Only the result columns must agree (rows picked by take/top may differ). */
   columnsOnly?: boolean;
+  /** Values of `declare query_parameters(…)` (the request's variables). */
+  parameters?: ReadonlyMap<string, unknown>;
 }
 
 /**
@@ -162,7 +164,11 @@ const canonical = (rows: Record<string, unknown>[], lists: boolean) =>
 /** Runs on one worker and on three; the answers must be the same. */
 export async function run(query: string, options: RunOptions = {}): Promise<QueryResult> {
   const c = await getCluster();
-  const planOptions = { now: NOW, maxRows: options.maxRows ?? 10_000 };
+  const planOptions = {
+    now: NOW,
+    maxRows: options.maxRows ?? 10_000,
+    ...(options.parameters ? { parameters: options.parameters } : {}),
+  };
   const a = await executePlan(planQuery(query, c.one.catalog, planOptions), c.one.runner, { mergeDatabase: c.merge });
   const b = await executePlan(planQuery(query, c.three.catalog, planOptions), c.three.runner, { mergeDatabase: c.merge });
   assert.deepEqual(b.columns, a.columns, 'columns differ between one and three workers');

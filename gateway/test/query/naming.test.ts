@@ -101,6 +101,14 @@ const QUERIES = [
   'T | extend x = tostring(x + 1), z = x',
   'T | project y = x, x = y',
   'T | extend x1 = x, x',
+  'let f = (a:long, b:long = 2) { a * b }; T | extend f(x), z = f(x, 3)',
+  'let g = (R:(x:long), k:long) { R | where x > k | project x, y }; g(T, 1)',
+  'let g = (R:(x:long), k:long = 2) { R | where x > k | project s, x }; T | invoke g()',
+  'let m = materialize(T | project x, s); m | union m',
+  'T | project x, s | as A | union A',
+  'set querytrace; T | project x',
+  'declare query_parameters(n:long = 2); T | extend n',
+  'let upto = (n:long) { range v from 1 to n step 1 }; upto(3)',
 ];
 
 describe('query result naming agrees with Microsoft’s analyzer', () => {

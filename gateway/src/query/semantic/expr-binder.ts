@@ -24,11 +24,13 @@ export interface ExprContext {
   /** Columns in scope, by KQL name. */
   columns: Map<string, Column>;
   /** Scalar `let` values. */
-  lets: Map<string, Bound>;
+  lets: ReadonlyMap<string, Bound>;
   /** The query's single `now()`, µs since the Unix epoch. */
   nowUs: bigint;
   /** Set while binding summarize items: aggregate calls allowed, bare columns not. */
   aggregates?: AggregateSink;
+  /** Binds a call of a let-declared function; undefined when no such function is in scope. */
+  userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
 }
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
@@ -397,6 +399,8 @@ export class ExprBinder {
   // ------------------------------------------------------------------ function calls
 
   private call(call: CallExpr): Bound {
+    const user = this.ctx.userFunction?.(call, this);
+    if (user) return user;
     const name = call.name.toLowerCase();
     if (this.ctx.aggregates?.isAggregate(name)) return this.ctx.aggregates.bindAggregateCall(call, this);
     const fn = scalarFunction(name);

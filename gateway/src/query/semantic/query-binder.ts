@@ -6,21 +6,37 @@
  */
 import { queryError, type Span } from '../errors.js';
 import { int, join, type Sql, sql, str } from '../sql/sql.js';
-import type { Expr, NamedExpr, Operator, QueryAst, Source, TabularExpr } from '../syntax/ast.js';
+import type {
+  CallSource,
+  Expr,
+  FunctionDecl,
+  LetStatement,
+  NamedExpr,
+  Operator,
+  QueryAst,
+  QueryParameter,
+  Source,
+  TabularExpr,
+  Value,
+} from '../syntax/ast.js';
 import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
-import { type Bound, coerce, convert, literalSql, nullOf, strSql } from './bound.js';
+import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
-import { ExprBinder, escapeRegex, identOf } from './expr-binder.js';
+import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { expressionName, NameAllocator } from './naming.js';
-import { aggregateFunction } from './registry/registry.js';
+import { parameterLiteral } from './query-parameters.js';
+import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 
 export interface BindOptions {
   /** The query's `now()`, µs since the Unix epoch. */
   nowUs: bigint;
   /** The column whose filters prune segments by time. */
   timeColumn: string;
+  /** Values of `declare query_parameters(…)`, by name (the request's variables). */
+  parameters?: ReadonlyMap<string, unknown>;
 }
 
 export interface BoundQuery {
@@ -28,15 +44,16 @@ export interface BoundQuery {
   columns: Column[];
 }
 
-type TabularLet = { kind: 'tabular'; tabular: TabularExpr };
+/** How deep let uses and function calls may nest (recursion is impossible, chains are not). */
+const MAX_CALL_DEPTH = 32;
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
 const MAX_SOURCES = 64;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();
-  private readonly scalarLets = new Map<string, Bound>();
-  private readonly tabularLets = new Map<string, TabularLet>();
+  /** What names mean here: changes with each let, function call and `as`. */
+  private scope: Scope = EMPTY_SCOPE;
   private letDepth = 0;
   /** Relations read so far: each let use binds again, so repeated lets could multiply them. */
   private sources = 0;
@@ -47,26 +64,199 @@ export class QueryBinder {
   ) {}
 
   bindQuery(ast: QueryAst): BoundQuery {
-    for (const let_ of ast.lets) {
-      const v = let_.value;
-      if (v.kind === 'tabular' || (v.kind === 'name' && this.isTableName(v.tabular))) {
-        this.scalarLets.delete(let_.name);
-        this.tabularLets.set(let_.name, { kind: 'tabular', tabular: v.kind === 'tabular' ? v.tabular : v.tabular });
-      } else {
-        const expr = v.kind === 'scalar' ? v.expr : v.expr;
-        const bound = this.exprBinder([]).bind(expr);
-        this.tabularLets.delete(let_.name);
-        this.scalarLets.set(let_.name, bound);
-      }
-    }
+    for (const p of ast.parameters ?? []) this.declareParameter(p);
+    for (const let_ of ast.lets) this.declareLet(let_);
     const rel = this.tabular(ast.body);
     return { rel, columns: relColumns(rel) };
+  }
+
+  // ------------------------------------------------------------------ statements and functions
+
+  private declareParameter(p: QueryParameter): void {
+    const given = this.options.parameters?.get(p.name);
+    let value: Bound;
+    if (given !== undefined) value = constant(parameterLiteral(p, given), p.span);
+    else if (p.defaultValue) value = this.scalarValue(p.defaultValue, p.type, `the query parameter '${p.name}'`);
+    else throw queryError(`The query parameter '${p.name}' has no value: pass it in the request's variables.`, p.span);
+    this.scope = declare(this.scope, p.name, { kind: 'scalar', value });
+  }
+
+  private declareLet(let_: LetStatement): void {
+    const v = let_.value;
+    if (v.kind === 'function') {
+      const fn: FunctionBinding = { name: let_.name, decl: v.decl, scope: this.scope };
+      this.scope = declare(this.scope, let_.name, { kind: 'function', value: fn });
+      return;
+    }
+    const resolved = this.resolve(v);
+    this.scope = declare(
+      this.scope,
+      let_.name,
+      resolved.kind === 'tabular'
+        ? { kind: 'tabular', value: { tabular: resolved.tabular, scope: this.scope } }
+        : { kind: 'scalar', value: resolved.bound },
+    );
+  }
+
+  /** A let value or argument as scalar (bound here, without columns) or tabular (bound at use). */
+  private resolve(v: Value): { kind: 'scalar'; bound: Bound } | { kind: 'tabular'; tabular: TabularExpr } {
+    if (v.kind === 'tabular') return { kind: 'tabular', tabular: v.tabular };
+    if (v.kind === 'name' && this.isTableName(v.tabular)) return { kind: 'tabular', tabular: v.tabular };
+    if (v.kind === 'call' && this.isTabularCall(v.tabular.source as CallSource)) return { kind: 'tabular', tabular: v.tabular };
+    if (!v.expr) {
+      const call = (v as Extract<Value, { kind: 'call' }>).tabular.source as CallSource;
+      throw queryError(`'${call.name}' is not a tabular function.`, call.nameSpan);
+    }
+    return { kind: 'scalar', bound: this.exprBinder([]).bind(v.expr) };
+  }
+
+  /** A scalar of a declared type (long widens to real; dynamic converts). */
+  private scalarValue(expr: Expr, type: KqlType, what: string): Bound {
+    return this.ofType(this.exprBinder([]).bind(expr), type, what);
+  }
+
+  private ofType(b: Bound, type: KqlType, what: string): Bound {
+    if (b.type === type) return b;
+    if (b.value?.value === null) return constant({ type, value: null } as Bound['value'] & object, b.span);
+    if ((b.type === 'long' && type === 'real') || b.type === 'dynamic') return convert(b, type, what);
+    throw queryError(`${what} must be a ${type}; this is a ${b.type}.`, b.span);
+  }
+
+  private isTabularCall(call: CallSource): boolean {
+    if (call.name === 'materialize') return true;
+    const fn = this.scope.functions.get(call.name);
+    return fn !== undefined && this.returnsTable(fn);
+  }
+
+  /** Whether a function's result is tabular, judged from its declaration. */
+  private returnsTable(fn: FunctionBinding, depth = 0): boolean {
+    const r = fn.decl.result;
+    if (r.kind === 'tabular') return true;
+    if (r.kind === 'scalar') return false;
+    if (depth > MAX_CALL_DEPTH) return false;
+    if (r.kind === 'call') {
+      const callee = (r.tabular.source as CallSource).name;
+      if (callee === 'materialize') return true;
+      const inner = this.functionVisibleIn(fn, callee);
+      return inner !== undefined && this.returnsTable(inner, depth + 1);
+    }
+    // A name: a tabular parameter, a tabular let of the body, or a table where it was declared.
+    const name = r.tabular.source.kind === 'table' && r.tabular.operators.length === 0 ? r.tabular.source.name : '';
+    if (fn.decl.params.some((p) => p.name === name)) return fn.decl.params.some((p) => p.name === name && p.type === 'tabular');
+    const bodyLet = [...fn.decl.lets].reverse().find((l) => l.name === name);
+    if (bodyLet) return bodyLet.value.kind === 'tabular' || bodyLet.value.kind === 'name';
+    return fn.scope.tabulars.has(name) || Object.hasOwn(BUILTIN_TABLES, name) || this.findTable(name) !== undefined;
+  }
+
+  private functionVisibleIn(fn: FunctionBinding, name: string): FunctionBinding | undefined {
+    const bodyLet = [...fn.decl.lets].reverse().find((l) => l.name === name);
+    if (bodyLet) return bodyLet.value.kind === 'function' ? { name, decl: bodyLet.value.decl, scope: fn.scope } : undefined;
+    return fn.scope.functions.get(name);
+  }
+
+  /** Runs `body` in `scope`, then restores the current scope. */
+  private inScope<T>(scope: Scope, span: Span, body: () => T): T {
+    if (++this.letDepth > MAX_CALL_DEPTH) throw queryError('Let statements and functions call each other too deeply.', span);
+    const saved = this.scope;
+    this.scope = scope;
+    try {
+      return body();
+    } finally {
+      this.scope = saved;
+      this.letDepth--;
+    }
+  }
+
+  /**
+   * The scope of a function's body for one call: its declaration scope, the parameters bound to
+   * the arguments (defaults filled in), then the body's own lets.
+   */
+  private callScope(fn: FunctionBinding, args: Value[], span: Span, scalarArg: (v: Value, i: number) => Bound): Scope {
+    const params = fn.decl.params;
+    if (args.length > params.length) {
+      throw queryError(`The function '${fn.name}' takes at most ${params.length} argument(s), not ${args.length}.`, span);
+    }
+    let scope = fn.scope;
+    params.forEach((p, i) => {
+      const arg = args[i];
+      const what = `The argument '${p.name}' of '${fn.name}'`;
+      if (p.type === 'tabular') {
+        if (!arg) throw queryError(`${what} is missing.`, span);
+        const r = this.resolve(arg);
+        if (r.kind !== 'tabular') throw queryError(`${what} must be a table.`, span);
+        this.checkSchema(r.tabular, p, what);
+        scope = declare(scope, p.name, { kind: 'tabular', value: { tabular: r.tabular, scope: this.scope } });
+        return;
+      }
+      let value: Bound;
+      if (arg) value = this.ofType(scalarArg(arg, i), p.type, what);
+      else if (p.defaultValue)
+        value = this.inScope(fn.scope, span, () => this.scalarValue(p.defaultValue as Expr, p.type as KqlType, what));
+      else throw queryError(`${what} is missing and has no default value.`, span);
+      scope = declare(scope, p.name, { kind: 'scalar', value });
+    });
+    return this.inScope(scope, span, () => {
+      for (const let_ of fn.decl.lets) this.declareLet(let_);
+      return this.scope;
+    });
+  }
+
+  /** A tabular argument must have the columns its parameter's schema names, with their types. */
+  private checkSchema(tabular: TabularExpr, p: FunctionDecl['params'][0], what: string): void {
+    if (!p.columns || p.columns.length === 0) return;
+    const sources = this.sources;
+    const columns = relColumns(this.tabular(tabular));
+    this.sources = sources; // only looked at, not read
+    for (const c of p.columns) {
+      const found = columns.find((x) => x.name === c.name);
+      if (!found) throw queryError(`${what} has no column '${c.name}'.`, c.span);
+      if (found.type !== c.type) throw queryError(`${what}: the column '${c.name}' is a ${found.type}, not a ${c.type}.`, c.span);
+    }
+  }
+
+  /** A call of a let-declared scalar function inside an expression (the caller's row in scope). */
+  private userScalarCall(call: Extract<Expr, { kind: 'call' }>, caller: ExprBinder): Bound | undefined {
+    const fn = this.scope.functions.get(call.name);
+    if (!fn) return undefined;
+    if (this.returnsTable(fn))
+      throw queryError(`'${call.name}' returns a table and cannot be used in an expression.`, call.nameSpan);
+    const args: Value[] = call.args.map((expr) => ({ kind: 'scalar', expr }));
+    const scope = this.callScope(fn, args, call.span, (_v, i) => caller.bind(call.args[i] as Expr));
+    const result = fn.decl.result;
+    const expr = result.kind === 'tabular' ? undefined : result.expr;
+    if (!expr) throw queryError(`'${call.name}' does not return a scalar.`, call.nameSpan);
+    return this.inScope(scope, call.span, () => ({ ...this.exprBinder([]).bind(expr), span: call.span }));
+  }
+
+  /** A call in tabular position: materialize(…) or a let-declared tabular function. */
+  private callSource(call: CallSource): Rel {
+    if (call.name === 'materialize') {
+      // Kusto caches the value for the query; the answer is the value itself.
+      const arg = call.args[0];
+      if (call.args.length !== 1 || !arg) throw queryError("'materialize' takes one tabular argument.", call.span);
+      const r = this.resolve(arg);
+      if (r.kind !== 'tabular') throw queryError("'materialize' takes a tabular argument.", call.span);
+      return this.tabular(r.tabular);
+    }
+    const fn = this.scope.functions.get(call.name);
+    if (!fn) {
+      if (scalarFunction(call.name)) throw queryError(`'${call.name}' is a scalar function, not a table.`, call.nameSpan);
+      throw queryError(`The name '${call.name}' does not refer to any known function.`, call.nameSpan);
+    }
+    if (!this.returnsTable(fn)) throw queryError(`'${call.name}' returns a scalar, not a table.`, call.nameSpan);
+    const scope = this.callScope(fn, call.args, call.span, (v) => {
+      const r = this.resolve(v);
+      if (r.kind !== 'scalar') throw queryError(`A table was passed where '${call.name}' takes a scalar.`, call.span);
+      return r.bound;
+    });
+    const result = fn.decl.result as Exclude<Value, { kind: 'scalar' }>;
+    return this.inScope(scope, call.span, () => this.tabular(result.tabular));
   }
 
   private isTableName(t: TabularExpr): boolean {
     if (t.operators.length > 0 || t.source.kind !== 'table') return false;
     const name = t.source.name;
-    return this.tabularLets.has(name) || Object.hasOwn(BUILTIN_TABLES, name) || this.findTable(name) !== undefined;
+    return this.scope.tabulars.has(name) || Object.hasOwn(BUILTIN_TABLES, name) || this.findTable(name) !== undefined;
   }
 
   private findTable(name: string): CatalogTable | undefined {
@@ -81,7 +271,12 @@ export class QueryBinder {
   private exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
     const map = new Map<string, Column>();
     for (const c of columns) map.set(c.name, c);
-    const ctx = { columns: map, lets: this.scalarLets, nowUs: this.options.nowUs };
+    const ctx: ExprContext = {
+      columns: map,
+      lets: this.scope.scalars,
+      nowUs: this.options.nowUs,
+      userFunction: (call, caller) => this.userScalarCall(call, caller),
+    };
     if (sameOperator && sameOperator.names.size > 0) return new SameOperatorBinder(ctx, sameOperator);
     return new ExprBinder(ctx);
   }
@@ -90,7 +285,18 @@ export class QueryBinder {
 
   tabular(t: TabularExpr): Rel {
     let rel = this.source(t.source);
-    for (const op of t.operators) rel = this.operator(rel, op);
+    t.operators.forEach((op, i) => {
+      const before = (): TabularExpr => ({ source: t.source, operators: t.operators.slice(0, i), span: t.span });
+      if (op.kind === 'as') {
+        // The input is also known by this name for the rest of the query.
+        const value: TabularBinding = { tabular: before(), scope: this.scope };
+        this.scope = declare(this.scope, op.name, { kind: 'tabular', value });
+      } else if (op.kind === 'invoke') {
+        rel = this.callSource({ ...op.call, args: [{ kind: 'tabular', tabular: before() }, ...op.call.args] });
+      } else {
+        rel = this.operator(rel, op);
+      }
+    });
     return rel;
   }
 
@@ -109,20 +315,16 @@ export class QueryBinder {
         return this.print(src);
       case 'union':
         return this.union(src.tables.map((t) => this.tabular(t)));
+      case 'call':
+        return this.callSource(src);
     }
   }
 
   private tableSource(name: string, span: Span): Rel {
-    const let_ = this.tabularLets.get(name);
-    if (let_) {
-      if (++this.letDepth > 32) throw queryError('Tabular let statements refer to each other too deeply.', span);
-      try {
-        return this.tabular(let_.tabular);
-      } finally {
-        this.letDepth--;
-      }
-    }
-    if (this.scalarLets.has(name)) throw queryError(`'${name}' is a scalar value, not a table.`, span);
+    const let_ = this.scope.tabulars.get(name);
+    if (let_) return this.inScope(let_.scope, span, () => this.tabular(let_.tabular));
+    if (this.scope.scalars.has(name)) throw queryError(`'${name}' is a scalar value, not a table.`, span);
+    if (this.scope.functions.has(name)) throw queryError(`'${name}' is a function: call it as ${name}(…).`, span);
     const builtin = Object.hasOwn(BUILTIN_TABLES, name) ? BUILTIN_TABLES[name] : undefined;
     if (builtin) {
       const table = builtin(this.catalog);
@@ -321,6 +523,9 @@ export class QueryBinder {
         return this.union([input, ...op.tables.map((t) => this.tabular(t))]);
       case 'parse':
         return this.parse(input, columns, op);
+      case 'as':
+      case 'invoke':
+        throw new Error(`${op.kind} is bound in tabular()`);
     }
   }
 

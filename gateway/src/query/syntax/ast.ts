@@ -62,7 +62,20 @@ export type Operator =
   | { kind: 'sort'; keys: SortKey[]; span: Span }
   | { kind: 'top'; count: Expr; key: SortKey; span: Span }
   | { kind: 'union'; tables: TabularExpr[]; span: Span }
-  | { kind: 'parse'; source: Expr; parts: ParsePatternPart[]; span: Span };
+  | { kind: 'parse'; source: Expr; parts: ParsePatternPart[]; span: Span }
+  /** `as Name`: the input, also known as Name for the rest of the query. */
+  | { kind: 'as'; name: string; nameSpan: Span; span: Span }
+  /** `invoke f(args)`: f called with the input as its first (tabular) argument. */
+  | { kind: 'invoke'; call: CallSource; span: Span };
+
+/** A call in tabular position: `materialize(T)`, a let-declared tabular function `f(T, 3)`. */
+export interface CallSource {
+  kind: 'call';
+  name: string;
+  nameSpan: Span;
+  args: Value[];
+  span: Span;
+}
 
 export type Source =
   | { kind: 'table'; name: string; span: Span }
@@ -70,7 +83,8 @@ export type Source =
   | { kind: 'range'; column: string; from: Expr; to: Expr; step: Expr; span: Span }
   | { kind: 'print'; items: NamedExpr[]; span: Span }
   | { kind: 'union'; tables: TabularExpr[]; span: Span }
-  | { kind: 'nested'; tabular: TabularExpr; span: Span };
+  | { kind: 'nested'; tabular: TabularExpr; span: Span }
+  | CallSource;
 
 export interface TabularExpr {
   source: Source;
@@ -78,18 +92,50 @@ export interface TabularExpr {
   span: Span;
 }
 
+/**
+ * A let value or a function argument, which may be scalar or tabular. `name` is a bare (possibly
+ * dotted) name: a table when it names one, otherwise a scalar; `call` is a function call, tabular
+ * when it calls a tabular function (or materialize), otherwise scalar (`expr` is undefined when
+ * the call only reads as tabular). The binder decides.
+ */
+export type Value =
+  | { kind: 'scalar'; expr: Expr }
+  | { kind: 'tabular'; tabular: TabularExpr }
+  | { kind: 'name'; expr: Expr; tabular: TabularExpr }
+  | { kind: 'call'; expr?: Expr; tabular: TabularExpr };
+
+/** A parameter of a let-declared function: scalar with a type, or tabular with a schema. */
+export interface FunctionParam {
+  name: string;
+  span: Span;
+  /** A scalar type, or `tabular` for `T:(col:type, …)` and `T:(*)`. */
+  type: KqlType | 'tabular';
+  /** The columns a tabular argument must have (empty for `(*)`). */
+  columns?: { name: string; type: KqlType; span: Span }[];
+  defaultValue?: Expr;
+}
+
+/** `(params) { let …; result }`. */
+export interface FunctionDecl {
+  params: FunctionParam[];
+  lets: LetStatement[];
+  result: Value;
+  span: Span;
+}
+
 export interface LetStatement {
   name: string;
   nameSpan: Span;
-  /**
-   * `name` is a bare (possibly dotted) name: a table when it names one, otherwise a scalar; the
-   * binder decides.
-   */
-  value:
-    | { kind: 'scalar'; expr: Expr }
-    | { kind: 'tabular'; tabular: TabularExpr }
-    | { kind: 'name'; expr: Expr; tabular: TabularExpr };
+  value: Value | { kind: 'function'; decl: FunctionDecl };
   span: Span;
+}
+
+/** A parameter of `declare query_parameters(…)`, filled from the request's variables. */
+export interface QueryParameter {
+  name: string;
+  span: Span;
+  type: KqlType;
+  defaultValue?: Expr;
 }
 
 export interface RenderHint {
@@ -98,6 +144,8 @@ export interface RenderHint {
 }
 
 export interface QueryAst {
+  /** `declare query_parameters(…)`, in order. */
+  parameters?: QueryParameter[];
   lets: LetStatement[];
   body: TabularExpr;
   render?: RenderHint;

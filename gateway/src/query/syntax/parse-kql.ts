@@ -10,17 +10,22 @@ import type { StrataError } from '@strata/common';
 import { queryError, type Span, unsupportedOperator } from '../errors.js';
 import { kqlTypeFromName } from '../types.js';
 import type {
+  CallSource,
   Expr,
+  FunctionDecl,
+  FunctionParam,
   LetStatement,
   LiteralValue,
   NamedExpr,
   Operator,
   ParsePatternPart,
   QueryAst,
+  QueryParameter,
   RenderHint,
   SortKey,
   Source,
   TabularExpr,
+  Value,
 } from './ast.js';
 import { type KDiagnostic, type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
 import {
@@ -50,6 +55,35 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxExpressionDepth: 512,
   maxPipelineSteps: 256,
 };
+
+/**
+ * `set` options that only tune how Kusto runs a query (tracing, result cache, memory and fan-out
+ * limits, time-outs, client tags); accepted and ignored. Options that change answers
+ * (truncation, query_now, …) are refused by name.
+ */
+const SET_OPTIONS_WITHOUT_EFFECT = new Set([
+  'querytrace',
+  'query_results_cache_max_age',
+  'query_results_cache_force_refresh',
+  'query_results_cache_per_shard',
+  'servertimeout',
+  'maxmemoryconsumptionperiterator',
+  'max_memory_consumption_per_query_per_node',
+  'maxoutputcolumns',
+  'query_fanout_nodes_percent',
+  'query_fanout_threads_percent',
+  'query_datascope',
+  'deferpartialqueryfailures',
+  'request_app_name',
+  'request_description',
+  'request_user',
+  'request_readonly',
+  'request_readonly_hardline',
+  'norequesttimeout',
+  'best_effort',
+  'query_weakconsistency_session_id',
+  'queryconsistency',
+]);
 
 /** Diagnostics the engine accepts because it implements the construct itself. */
 function isToleratedDiagnostic(message: string): boolean {
@@ -120,16 +154,128 @@ class Converter {
     if (directives.length > 0) throw queryError('Directives are not supported.', spanOf(directives[0] as KNode));
     const statements = elements(root, 'Statements').filter((s) => s.Width > 0);
     const lets: LetStatement[] = [];
+    const parameters: QueryParameter[] = [];
     let body: TabularExpr | undefined;
     for (const st of statements) {
       const kind = shortName(st);
       if (body) throw queryError('Only one query statement is supported; it must come last.', spanOf(st));
       if (kind === 'LetStatement') lets.push(this.letStatement(st));
       else if (kind === 'ExpressionStatement') body = this.tabular(req(st, 'Expression'));
-      else throw queryError(`The statement '${this.firstWord(st)}' is not supported.`, spanOf(st));
+      else if (kind === 'SetOptionStatement') this.setOption(st);
+      else if (kind === 'QueryParametersStatement') {
+        if (lets.length > 0) throw queryError('declare query_parameters must come before the let statements.', spanOf(st));
+        parameters.push(...this.queryParameters(st));
+      } else throw queryError(`The statement '${this.firstWord(st)}' is not supported.`, spanOf(st));
     }
     if (!body) throw queryError('The query has no tabular expression to run.', { start: 0, end: this.text.length });
-    return render ? { lets, body, render } : { lets, body };
+    const ast: QueryAst = { lets, body };
+    if (parameters.length > 0) ast.parameters = parameters;
+    if (render) ast.render = render;
+    return ast;
+  }
+
+  /**
+   * `set option [= value]`: accepted when the option only tunes how Kusto runs the query
+   * (tracing, caching, memory, fan-out, client tags), never when it would change the answer.
+   */
+  private setOption(node: KNode): void {
+    const nameNode = req(node, 'Name');
+    const name = this.declaredName(nameNode).toLowerCase();
+    if (SET_OPTIONS_WITHOUT_EFFECT.has(name) || name.startsWith('hint.')) return;
+    throw queryError(
+      `The set option '${name}' is not supported (only options that do not change results are accepted).`,
+      spanOf(nameNode),
+    );
+  }
+
+  private queryParameters(node: KNode): QueryParameter[] {
+    return elements(node, 'Parameters').map((p) => {
+      const param = this.functionParam(p);
+      if (param.type === 'tabular') throw queryError('A query parameter must have a scalar type.', param.span);
+      const out: QueryParameter = { name: param.name, span: param.span, type: param.type };
+      if (param.defaultValue) out.defaultValue = param.defaultValue;
+      return out;
+    });
+  }
+
+  private functionParam(node: KNode): FunctionParam {
+    const decl = req(node, 'NameAndType');
+    const nameNode = req(decl, 'Name');
+    const typeNode = req(decl, 'Type');
+    const param: FunctionParam = { name: this.declaredName(nameNode), span: spanOf(nameNode), type: 'tabular' };
+    if (shortName(typeNode) === 'SchemaTypeExpression') {
+      param.columns = [];
+      for (const c of elements(typeNode, 'Columns')) {
+        if (shortName(c) === 'StarExpression') continue;
+        if (shortName(c) !== 'NameAndTypeDeclaration') throw queryError('A column of the schema was expected.', spanOf(c));
+        param.columns.push({ name: this.declaredName(req(c, 'Name')), type: this.typeOf(req(c, 'Type')), span: spanOf(c) });
+      }
+    } else {
+      param.type = this.typeOf(typeNode);
+    }
+    const def = prop(node, 'DefaultValue');
+    if (def) param.defaultValue = this.expr(req(def, 'Value'));
+    return param;
+  }
+
+  private typeOf(typeNode: KNode): NonNullable<ReturnType<typeof kqlTypeFromName>> {
+    const typeName = this.source(typeNode).trim();
+    const type = kqlTypeFromName(typeName);
+    if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+    return type;
+  }
+
+  private functionDecl(node: KNode): FunctionDecl {
+    const params = elements(req(node, 'Parameters'), 'Parameters').map((p) => this.functionParam(p));
+    const body = req(node, 'Body');
+    const lets: LetStatement[] = [];
+    for (const st of elements(body, 'Statements').filter((x) => x.Width > 0)) {
+      if (shortName(st) !== 'LetStatement')
+        throw queryError(`The statement '${this.firstWord(st)}' is not supported in a function body.`, spanOf(st));
+      lets.push(this.letStatement(st));
+    }
+    return { params, lets, result: this.value(req(body, 'Expression')), span: spanOf(node) };
+  }
+
+  /** A let value or function argument: scalar, tabular, or a name or call the binder resolves. */
+  private value(node: KNode): Value {
+    if (this.isTabularNode(node)) return { kind: 'tabular', tabular: this.tabular(node) };
+    if (this.isNameLike(node)) return { kind: 'name', expr: this.expr(node), tabular: this.tabular(node) };
+    if (shortName(node) === 'FunctionCallExpression') {
+      const tabular = { source: this.callSource(node), operators: [], span: spanOf(node) };
+      let expr: Expr | undefined;
+      try {
+        expr = this.expr(node);
+      } catch {
+        expr = undefined; // a call with tabular arguments reads only as tabular
+      }
+      return expr ? { kind: 'call', expr, tabular } : { kind: 'call', tabular };
+    }
+    return { kind: 'scalar', expr: this.expr(node) };
+  }
+
+  /** `materialize(T)`: a call of the built-in tabular function. */
+  private materialize(node: KNode): CallSource {
+    const inner = req(node, 'Expression');
+    const span = spanOf(node);
+    return {
+      kind: 'call',
+      name: 'materialize',
+      nameSpan: { start: span.start, end: span.start + 'materialize'.length },
+      args: [this.value(inner)],
+      span,
+    };
+  }
+
+  private callSource(node: KNode): CallSource {
+    const nameNode = req(node, 'Name');
+    return {
+      kind: 'call',
+      name: this.referencedName(nameNode),
+      nameSpan: spanOf(nameNode),
+      args: elements(req(node, 'ArgumentList'), 'Expressions').map((a) => this.value(a)),
+      span: spanOf(node),
+    };
   }
 
   private firstWord(node: KNode): string {
@@ -141,17 +287,24 @@ class Converter {
     const name = this.declaredName(nameNode);
     const valueNode = req(node, 'Expression');
     const kind = shortName(valueNode);
-    let value: LetStatement['value'];
-    if (kind === 'FunctionDeclaration') throw queryError('User-defined functions are not supported.', spanOf(valueNode));
-    if (this.isTabularNode(valueNode)) value = { kind: 'tabular', tabular: this.tabular(valueNode) };
-    else if (this.isNameLike(valueNode)) value = { kind: 'name', expr: this.expr(valueNode), tabular: this.tabular(valueNode) };
-    else value = { kind: 'scalar', expr: this.expr(valueNode) };
+    const value: LetStatement['value'] =
+      kind === 'FunctionDeclaration' ? { kind: 'function', decl: this.functionDecl(valueNode) } : this.value(valueNode);
     return { name, nameSpan: spanOf(nameNode), value, span: spanOf(node) };
   }
 
   private isTabularNode(node: KNode): boolean {
     const kind = shortName(node);
-    if (['PipeExpression', 'DataTableExpression', 'RangeOperator', 'PrintOperator', 'UnionOperator'].includes(kind)) return true;
+    if (
+      [
+        'PipeExpression',
+        'DataTableExpression',
+        'RangeOperator',
+        'PrintOperator',
+        'UnionOperator',
+        'MaterializeExpression',
+      ].includes(kind)
+    )
+      return true;
     if (kind === 'ParenthesizedExpression') return this.isTabularNode(req(node, 'Expression'));
     return false;
   }
@@ -207,6 +360,10 @@ class Converter {
         return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span: spanOf(node) };
       case 'ParenthesizedExpression':
         return { kind: 'nested', tabular: this.tabular(req(node, 'Expression')), span: spanOf(node) };
+      case 'FunctionCallExpression':
+        return this.callSource(node);
+      case 'MaterializeExpression':
+        return this.materialize(node);
       default:
         if (kind.endsWith('Operator')) throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
         throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
@@ -362,6 +519,20 @@ class Converter {
         return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span };
       case 'ParseOperator':
         return this.parseOperator(node);
+      case 'AsOperator': {
+        for (const p of elements(node, 'Parameters')) {
+          // hint.materialized only says how Kusto caches the value; the answer is the same.
+          const pname = this.declaredName(req(p, 'Name')).toLowerCase();
+          if (pname !== 'hint.materialized') throw queryError(`The parameter '${pname}' of 'as' is not supported.`, spanOf(p));
+        }
+        const nameNode = req(node, 'Name');
+        return { kind: 'as', name: this.declaredName(nameNode), nameSpan: spanOf(nameNode), span };
+      }
+      case 'InvokeOperator': {
+        const call = req(node, 'Function');
+        if (shortName(call) !== 'FunctionCallExpression') throw queryError('invoke needs a function call.', spanOf(call));
+        return { kind: 'invoke', call: this.callSource(call), span };
+      }
       case 'RenderOperator':
         throw queryError(isLast ? 'The render clause could not be read.' : "'render' must be the last operator.", span);
       default:
@@ -538,6 +709,8 @@ class Converter {
       }
       case 'StarExpression':
         return { kind: 'star', span };
+      case 'ToScalarExpression':
+        throw queryError("'toscalar' is not supported yet.", span);
       case 'HasAnyExpression':
       case 'HasAllExpression':
         throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
@@ -670,7 +843,7 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
   const datatableValues = new Map<number, Expr[]>();
   for (const block of scan.datatableValues) {
     if (block.end > body.length || block.start < 6) continue;
-    const padded = `${' '.repeat(block.start - 6)}print ${body.slice(block.start, block.end)}`;
+    const padded = `${' '.repeat(block.start - 6)}print ${withoutTrailingComma(body.slice(block.start, block.end))}`;
     const valuesCode = K.KustoCode.Parse(padded);
     throwFirstError(valuesCode.GetDiagnostics());
     checkTreeDepth(valuesCode.Syntax, limits);
@@ -684,6 +857,16 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
   throwFirstError(code.GetDiagnostics());
   checkTreeDepth(code.Syntax, limits);
   return new Converter(text, limits, K.Syntax.SyntaxKind, datatableValues).query(code.Syntax, render);
+}
+
+/**
+ * Kusto allows a comma after the last datatable value (`[1, 2,]`), which `print` does not: the
+ * last comma becomes a space when only whitespace and `//` comments follow it (positions stay).
+ */
+export function withoutTrailingComma(values: string): string {
+  const at = values.lastIndexOf(',');
+  if (at < 0 || !/^(?:\s|\/\/[^\n]*)*$/.test(values.slice(at + 1))) return values;
+  return `${values.slice(0, at)} ${values.slice(at + 1)}`;
 }
 
 /**
