@@ -66,6 +66,12 @@ const SUPPORTED_OPERATORS = new Set([
   'range',
   'print',
   'let',
+  'join',
+  'lookup',
+  'as',
+  'invoke',
+  'set',
+  'declare',
 ]);
 
 /** Functions and aggregates completions may offer: exactly the registry's. */

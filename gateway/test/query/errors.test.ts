@@ -49,9 +49,9 @@ describe('query refusals', () => {
   it('refuses unsupported operators by name, pointing at them', () => {
     for (const [query, name] of [
       ['Logs | mv-expand host', 'mv-expand'],
-      ['Logs | join (Logs) on host', 'join'],
+      ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
-      ['Logs | lookup (Logs) on host', 'lookup'],
+      ['Logs | serialize', 'serialize'],
       ['Logs | getschema', 'getschema'],
       ['Logs | evaluate bag_unpack(host)', 'evaluate'],
     ]) {

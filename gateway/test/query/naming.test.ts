@@ -109,6 +109,13 @@ const QUERIES = [
   'set querytrace; T | project x',
   'declare query_parameters(n:long = 2); T | extend n',
   'let upto = (n:long) { range v from 1 to n step 1 }; upto(3)',
+  'T | join kind=leftouter (T | project x, s, z = 1) on x',
+  'T | join kind=rightanti (T | project x) on x',
+  'T | join kind=leftsemi (T | project x) on x',
+  'T | join (T | summarize c = count() by host) on host',
+  'T | join kind=fullouter (T | project s, x1 = x) on $left.host == $right.s',
+  'T | lookup (T | project s, w = y, x) on s',
+  'T | lookup kind=inner (T | project k = s, y) on $left.s == $right.k',
 ];
 
 describe('query result naming agrees with Microsoft’s analyzer', () => {

@@ -68,7 +68,8 @@ describe('query parse endpoint', () => {
     const values = parseQuery(q, CATALOG, q.length).suggestions?.autoCompletions.map((c) => c.value) ?? [];
     assert.ok(values.includes('where'), values.join(','));
     assert.ok(values.includes('summarize'));
-    assert.ok(!values.includes('join'));
+    assert.ok(values.includes('join'));
+    assert.ok(values.includes('lookup'));
     assert.ok(!values.includes('mv-expand'));
   });
 

@@ -224,6 +224,14 @@ export function resultRows(c: ColumnarResult): QueryResult {
   return result;
 }
 
+/** A join side past its bound: the query's problem (400), with what to do about it. */
+function joinSideTooLarge(max: number): StrataError {
+  return new StrataError(
+    'invalid',
+    `A side of a join sends more than ${max.toLocaleString('en-US')} rows to the gateway, which holds both sides in memory. Filter, project or summarize that side first.`,
+  );
+}
+
 /**
  * Streams every fragment's rows. While all of them together stay within INLINE_MAX_VALUES they
  * are kept and returned (for withInlineFragments); past it, temp tables f0, f1 … are created,
@@ -273,8 +281,11 @@ async function loadFragments(
   try {
     await Promise.all(
       plan.fragments.map(async (f, i) => {
+        let received = 0;
         for await (const batch of runner(f, signal)) {
           signal.throwIfAborted();
+          received += batch.rowCount;
+          if (f.maxGatewayRows !== undefined && received > f.maxGatewayRows) throw joinSideTooLarge(f.maxGatewayRows);
           if (!tables) {
             (kept[i] as ColumnBatch[]).push(batch);
             keptValues += batch.rowCount * Math.max(1, f.columns.length);

@@ -35,6 +35,8 @@ export interface FragmentSpec {
   columns: { id: string; type: WireType }[];
   /** At most this many rows are useful from each worker (the statement already limits). */
   limit?: bigint;
+  /** More rows than this from all workers together fail the query (a join side held at the gateway). */
+  maxGatewayRows?: number;
 }
 
 /**
@@ -71,7 +73,17 @@ export interface QueryPlan {
 interface PlanState {
   fragments: FragmentSpec[];
   orderIds: { next: number };
+  /** Set below a join: the fragment's rows are held at the gateway, so they are bounded. */
+  underJoin?: boolean;
 }
+
+/**
+ * Most rows one fragment below a join may send to the gateway, summed over the workers. The
+ * gateway's merge database holds both sides of a join in memory: at this bound and a typical
+ * width of 10 columns that is in the order of 100–200 MB per side. Past it the query is refused
+ * with a message that says so (filter or summarize the side first).
+ */
+export const JOIN_SIDE_MAX_ROWS = 1_000_000;
 
 function isPushable(rel: Rel): boolean {
   if (rel.kind === 'scan') return true;
@@ -131,6 +143,7 @@ function makeFragment(
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
+    ...(state.underJoin ? { maxGatewayRows: JOIN_SIDE_MAX_ROWS } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
   return { leaf: { kind: 'fragment', index, columns: g.visible, extra }, order };
@@ -168,6 +181,11 @@ function split(rel: Rel, state: PlanState): Rel {
       return { ...rel, input: split(rel.input, state) } as Rel;
     case 'union':
       return { ...rel, inputs: rel.inputs.map((i) => ({ ...i, rel: split(i.rel, state) })) };
+    case 'join': {
+      // Both sides' fragments ship their rows to the gateway, which joins them: bounded per side.
+      const joinState = { ...state, underJoin: true };
+      return { ...rel, left: split(rel.left, joinState), right: split(rel.right, joinState) };
+    }
     case 'values':
     case 'select':
     case 'range':

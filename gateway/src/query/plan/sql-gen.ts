@@ -241,7 +241,45 @@ export class SqlGenerator {
         });
         return { name: this.add(join(parts, ' UNION ALL ')), visible: rel.columns, extra: [] };
       }
+      case 'join':
+        return this.join(rel);
     }
+  }
+
+  /** A join as one CTE (column ids are unique across the plan, so no qualification is needed). */
+  private join(rel: Extract<Rel, { kind: 'join' }>): Generated {
+    const l = this.gen(rel.left);
+    const r = this.gen(rel.right);
+    let left = l.name;
+    if (rel.dedupeLeft) {
+      const keys = join(
+        rel.keys.map((k) => k.left),
+        ', ',
+      );
+      const all = join(
+        l.visible.map((c) => sql`${ident(c.id)}`),
+        ', ',
+      );
+      left = this.add(sql`SELECT * FROM ${ident(l.name)} QUALIFY row_number() OVER (PARTITION BY ${keys} ORDER BY ${all}) = 1`);
+    }
+    const on = join(
+      rel.keys.map((k) => sql`${k.left} = ${k.right}`),
+      ' AND ',
+    );
+    const cols = join(
+      rel.outputs.map((o) => sql`${o.sql} AS ${ident(o.col.id)}`),
+      ', ',
+    );
+    let body: Sql;
+    if (rel.how === 'semi' || rel.how === 'anti') {
+      const [from, other] = rel.from === 'right' ? [r.name, left] : [left, r.name];
+      const how = rel.how === 'semi' ? sql`SEMI JOIN` : sql`ANTI JOIN`;
+      body = sql`SELECT ${cols} FROM ${ident(from)} ${how} ${ident(other)} ON ${on}`;
+    } else {
+      const how = { inner: sql`INNER JOIN`, left: sql`LEFT JOIN`, right: sql`RIGHT JOIN`, full: sql`FULL JOIN` }[rel.how];
+      body = sql`SELECT ${cols} FROM ${ident(left)} ${how} ${ident(r.name)} ON ${on}`;
+    }
+    return { name: this.add(body), visible: rel.columns, extra: [] };
   }
 
   /** The whole statement: the CTE chain, then a final select. */

@@ -10,6 +10,8 @@ import type {
   CallSource,
   Expr,
   FunctionDecl,
+  JoinCondition,
+  JoinKind,
   LetStatement,
   NamedExpr,
   Operator,
@@ -523,10 +525,89 @@ export class QueryBinder {
         return this.union([input, ...op.tables.map((t) => this.tabular(t))]);
       case 'parse':
         return this.parse(input, columns, op);
+      case 'join':
+        return this.join(input, this.tabular(op.right), op.joinKind, op.on, op.span);
+      case 'lookup':
+        return this.join(input, this.tabular(op.right), op.joinKind === 'inner' ? 'inner' : 'leftouter', op.on, op.span, true);
       case 'as':
       case 'invoke':
         throw new Error(`${op.kind} is bound in tabular()`);
     }
+  }
+
+  /**
+   * join and lookup. Result columns follow Kusto (checked against Microsoft's analyzer): the left
+   * side's, then the right side's with names the left already has suffixed (`Key1`, `Value1`, the
+   * first free number); semi and anti joins keep one side's columns; lookup leaves out the right
+   * side's key columns. Keys of different numeric types compare as real; strings compare with ""
+   * for missing values; null keys match nothing.
+   */
+  private join(left: Rel, right: Rel, kind: JoinKind, on: JoinCondition[], span: Span, lookup = false): Rel {
+    if (on.length === 0) throw queryError('A join needs at least one key in its on clause.', span);
+    const lcols = relColumns(left);
+    const rcols = relColumns(right);
+    const keys = on.map((k) => {
+      const l = lcols.find((c) => c.name === k.left);
+      const r = rcols.find((c) => c.name === k.right);
+      if (!l) throw queryError(`The join key '${k.left}' is not a column of the left side.`, k.span);
+      if (!r) throw queryError(`The join key '${k.right}' is not a column of the right side.`, k.span);
+      return { l, r, ...this.joinKeySql(l, r, k.span) };
+    });
+    const fresh = (c: Column, name = c.name): Output => ({ col: this.newColumn(name, c.type), sql: identOf(c) });
+    const names = new NameAllocator([...lcols, ...rcols].map((c) => c.name));
+    const leftNames = new Set(lcols.map((c) => c.name));
+    const rightKeys = new Set(keys.map((k) => k.r));
+    const rightOutputs = (): Output[] =>
+      rcols
+        .filter((c) => !(lookup && rightKeys.has(c)))
+        .map((c) => (leftNames.has(c.name) ? fresh(c, names.derive(c.name)) : fresh(c)));
+    const sqlKeys = keys.map((k) => ({ left: k.left, right: k.right }));
+    const base = { kind: 'join' as const, left, right, keys: sqlKeys };
+    const make = (how: Extract<Rel, { kind: 'join' }>['how'], outputs: Output[], extra: object = {}): Rel => ({
+      ...base,
+      how,
+      outputs,
+      columns: outputs.map((o) => o.col),
+      ...extra,
+    });
+    switch (kind) {
+      case 'leftsemi':
+      case 'leftanti':
+        return make(
+          kind === 'leftsemi' ? 'semi' : 'anti',
+          lcols.map((c) => fresh(c)),
+          { from: 'left' },
+        );
+      case 'rightsemi':
+      case 'rightanti':
+        return make(
+          kind === 'rightsemi' ? 'semi' : 'anti',
+          rcols.map((c) => fresh(c)),
+          { from: 'right' },
+        );
+      default: {
+        const how = { innerunique: 'inner', inner: 'inner', leftouter: 'left', rightouter: 'right', fullouter: 'full' }[kind] as
+          | 'inner'
+          | 'left'
+          | 'right'
+          | 'full';
+        const outputs = [...lcols.map((c) => fresh(c)), ...rightOutputs()];
+        return make(how, outputs, kind === 'innerunique' ? { dedupeLeft: true } : {});
+      }
+    }
+  }
+
+  /** The SQL of one key pair, comparable on both sides. */
+  private joinKeySql(l: Column, r: Column, span: Span): { left: Sql; right: Sql } {
+    const num = (t: KqlType) => t === 'long' || t === 'real';
+    if (l.type === r.type) {
+      if (l.type === 'string') return { left: sql`coalesce(${identOf(l)}, '')`, right: sql`coalesce(${identOf(r)}, '')` };
+      if (l.type === 'dynamic') return { left: sql`CAST(${identOf(l)} AS VARCHAR)`, right: sql`CAST(${identOf(r)} AS VARCHAR)` };
+      return { left: identOf(l), right: identOf(r) };
+    }
+    if (num(l.type) && num(r.type))
+      return { left: sql`CAST(${identOf(l)} AS DOUBLE)`, right: sql`CAST(${identOf(r)} AS DOUBLE)` };
+    throw queryError(`The join keys '${l.name}' (${l.type}) and '${r.name}' (${r.type}) have different types.`, span);
   }
 
   private constCount(expr: Expr, what: string): bigint {

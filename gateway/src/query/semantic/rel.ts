@@ -59,6 +59,24 @@ export type Rel =
   | { kind: 'sort'; input: Rel; keys: SortSpec[]; columns: Column[] }
   | { kind: 'limit'; input: Rel; count: bigint; columns: Column[] }
   | { kind: 'union'; inputs: { rel: Rel; map: (Column | null)[] }[]; columns: Column[] }
+  /**
+   * Rows of two inputs matched on key equality (null keys match nothing). `semi`/`anti` keep the
+   * `from` side's rows that have (no) match on the other side. `dedupeLeft` keeps one left row per
+   * key first (Kusto's innerunique): the smallest by every visible column, so the choice does not
+   * depend on how rows are spread over workers.
+   */
+  | {
+      kind: 'join';
+      left: Rel;
+      right: Rel;
+      how: 'inner' | 'left' | 'right' | 'full' | 'semi' | 'anti';
+      /** For semi/anti: the side whose rows are kept. */
+      from?: 'left' | 'right';
+      dedupeLeft?: boolean;
+      keys: { left: Sql; right: Sql }[];
+      outputs: Output[];
+      columns: Column[];
+    }
   /** A fragment's rows in the merge database; `extra` are partial states or order keys it carries. */
   | { kind: 'fragment'; index: number; columns: Column[]; extra: { id: string; duckType: string }[] };
 

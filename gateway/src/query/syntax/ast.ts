@@ -66,7 +66,28 @@ export type Operator =
   /** `as Name`: the input, also known as Name for the rest of the query. */
   | { kind: 'as'; name: string; nameSpan: Span; span: Span }
   /** `invoke f(args)`: f called with the input as its first (tabular) argument. */
-  | { kind: 'invoke'; call: CallSource; span: Span };
+  | { kind: 'invoke'; call: CallSource; span: Span }
+  | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }
+  /** `lookup`: a join whose right key columns are not repeated (kind leftouter or inner). */
+  | { kind: 'lookup'; joinKind: 'leftouter' | 'inner'; right: TabularExpr; on: JoinCondition[]; span: Span };
+
+export type JoinKind =
+  | 'innerunique'
+  | 'inner'
+  | 'leftouter'
+  | 'rightouter'
+  | 'fullouter'
+  | 'leftanti'
+  | 'rightanti'
+  | 'leftsemi'
+  | 'rightsemi';
+
+/** `on Key` (the same name on both sides) or `on $left.a == $right.b`. */
+export interface JoinCondition {
+  left: string;
+  right: string;
+  span: Span;
+}
 
 /** A call in tabular position: `materialize(T)`, a let-declared tabular function `f(T, 3)`. */
 export interface CallSource {

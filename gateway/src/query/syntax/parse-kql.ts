@@ -14,6 +14,8 @@ import type {
   Expr,
   FunctionDecl,
   FunctionParam,
+  JoinCondition,
+  JoinKind,
   LetStatement,
   LiteralValue,
   NamedExpr,
@@ -61,6 +63,21 @@ export const DEFAULT_PARSE_LIMITS: ParseLimits = {
  * limits, time-outs, client tags); accepted and ignored. Options that change answers
  * (truncation, query_now, …) are refused by name.
  */
+const JOIN_KINDS = [
+  'innerunique',
+  'inner',
+  'leftouter',
+  'rightouter',
+  'fullouter',
+  'leftanti',
+  'rightanti',
+  'leftsemi',
+  'rightsemi',
+];
+
+/** Kusto's other spellings of join kinds. */
+const JOIN_KIND_ALIASES: Record<string, string> = { anti: 'leftanti', leftantisemi: 'leftanti', rightantisemi: 'rightanti' };
+
 const SET_OPTIONS_WITHOUT_EFFECT = new Set([
   'querytrace',
   'query_results_cache_max_age',
@@ -528,6 +545,10 @@ class Converter {
         const nameNode = req(node, 'Name');
         return { kind: 'as', name: this.declaredName(nameNode), nameSpan: spanOf(nameNode), span };
       }
+      case 'JoinOperator':
+        return this.joinOperator(node, 'join');
+      case 'LookupOperator':
+        return this.joinOperator(node, 'lookup');
       case 'InvokeOperator': {
         const call = req(node, 'Function');
         if (shortName(call) !== 'FunctionCallExpression') throw queryError('invoke needs a function call.', spanOf(call));
@@ -538,6 +559,59 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** `join`/`lookup` with `kind=` and hints (hints only steer Kusto's execution: accepted). */
+  private joinOperator(node: KNode, op: 'join' | 'lookup'): Operator {
+    let joinKind = op === 'join' ? 'innerunique' : 'leftouter';
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const value = this.source(req(p, 'Expression')).trim().toLowerCase();
+      if (name === 'kind') joinKind = JOIN_KIND_ALIASES[value] ?? value;
+      else if (!name.startsWith('hint.')) throw queryError(`The parameter '${name}' of '${op}' is not supported.`, spanOf(p));
+    }
+    const allowed = op === 'join' ? JOIN_KINDS : ['leftouter', 'inner'];
+    if (!allowed.includes(joinKind)) throw queryError(`${op} kind=${joinKind} is not a kind Kusto has.`, spanOf(node));
+    const clause = req(node, op === 'join' ? 'ConditionClause' : 'LookupClause');
+    if (shortName(clause) !== 'JoinOnClause')
+      throw queryError(`${op} needs an 'on' clause (join where is not supported).`, spanOf(clause));
+    const on = elements(clause, 'Expressions').flatMap((e) => this.joinConditions(e));
+    const right = this.tabular(req(node, 'Expression'));
+    const span = spanOf(node);
+    if (op === 'lookup') return { kind: 'lookup', joinKind: joinKind as 'leftouter' | 'inner', right, on, span };
+    return { kind: 'join', joinKind: joinKind as JoinKind, right, on, span };
+  }
+
+  private joinConditions(node: KNode): JoinCondition[] {
+    const kind = shortName(node);
+    const span = spanOf(node);
+    if (kind === 'NameReference') {
+      const name = this.referencedName(node);
+      return [{ left: name, right: name, span }];
+    }
+    if (kind === 'BinaryExpression') {
+      const op = tokenText(req(node, 'Operator')).toLowerCase();
+      if (op === 'and') return [...this.joinConditions(req(node, 'Left')), ...this.joinConditions(req(node, 'Right'))];
+      if (op === '==') {
+        const a = this.sideColumn(req(node, 'Left'));
+        const b = this.sideColumn(req(node, 'Right'));
+        if (a && b && a.side !== b.side) {
+          const [l, r] = a.side === '$left' ? [a, b] : [b, a];
+          return [{ left: l.name, right: r.name, span }];
+        }
+      }
+    }
+    throw queryError('A join condition is a column name or `$left.column == $right.column`.', span);
+  }
+
+  private sideColumn(node: KNode): { side: string; name: string } | undefined {
+    if (shortName(node) !== 'PathExpression') return undefined;
+    const target = req(node, 'Expression');
+    const selector = req(node, 'Selector');
+    if (shortName(target) !== 'NameReference' || shortName(selector) !== 'NameReference') return undefined;
+    const side = this.referencedName(target);
+    if (side !== '$left' && side !== '$right') return undefined;
+    return { side, name: this.referencedName(selector) };
   }
 
   private sortKey(node: KNode): SortKey {
