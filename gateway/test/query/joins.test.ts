@@ -22,7 +22,11 @@ function referenceJoin(left: Row[], right: Row[], kind: string, lk: string, rk: 
   let lefts = left;
   if (kind === 'innerunique') {
     const seen = new Set<unknown>();
-    lefts = left.filter((l) => (seen.has(l[lk]) ? false : (seen.add(l[lk]), true)));
+    lefts = left.filter((l) => {
+      if (seen.has(l[lk])) return false;
+      seen.add(l[lk]);
+      return true;
+    });
   }
   switch (kind) {
     case 'leftsemi':
