@@ -19,6 +19,7 @@ import type {
   QueryParameter,
   Source,
   TabularExpr,
+  UnionOptions,
   Value,
 } from '../syntax/ast.js';
 import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
@@ -316,7 +317,7 @@ export class QueryBinder {
       case 'print':
         return this.print(src);
       case 'union':
-        return this.union(src.tables.map((t) => this.tabular(t)));
+        return this.unionOf(undefined, src.tables, src.options ?? {}, src.span);
       case 'call':
         return this.callSource(src);
     }
@@ -413,6 +414,60 @@ export class QueryBinder {
       return { col: this.newColumn(name, b.type), sql: b.sql };
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
+  }
+
+  /**
+   * union with its options: wildcard names stand for every matching table (in name order);
+   * `isfuzzy=true` leaves out names that do not resolve (at least one must); `withsource=`
+   * adds a first column naming each row's table (`union_argN` for an expression, N its position);
+   * `kind=inner` keeps only the columns every input has.
+   */
+  private unionOf(input: Rel | undefined, tables: TabularExpr[], options: UnionOptions, span: Span): Rel {
+    const legs: { rel: Rel; source: string }[] = [];
+    if (input) {
+      if (options.withsource) throw queryError('withsource= is supported in the source form, `union withsource=… A, B`.', span);
+      legs.push({ rel: input, source: '' });
+    }
+    tables.forEach((t, i) => {
+      const position = i + (input ? 1 : 0);
+      if (t.source.kind === 'table' && t.source.pattern) {
+        const re = new RegExp(`^${t.source.name.split('*').map(escapeRegex).join('.*')}$`);
+        const names = this.catalog.tables
+          .map((x) => x.name)
+          .filter((n) => re.test(n))
+          .sort();
+        if (names.length === 0 && !options.isfuzzy) throw queryError(`No table matches '${t.source.name}'.`, t.source.span);
+        for (const name of names) legs.push({ rel: this.tableSource(name, t.source.span), source: name });
+        return;
+      }
+      const name = t.source.kind === 'table' && t.operators.length === 0 ? t.source.name : `union_arg${position}`;
+      try {
+        legs.push({ rel: this.tabular(t), source: name });
+      } catch (err) {
+        if (!options.isfuzzy || !(err instanceof Error) || !/does not refer to any known/.test(err.message)) throw err;
+      }
+    });
+    if (legs.length === 0) throw queryError('None of the tables of this union exists.', span);
+    let rels = legs.map((l) => l.rel);
+    if (options.withsource) {
+      const column = options.withsource;
+      rels = legs.map((l) => {
+        const cols = relColumns(l.rel);
+        const outputs: Output[] = [
+          { col: this.newColumn(column, 'string'), sql: sql`${str(l.source)}` },
+          ...cols.filter((c) => c.name !== column).map((c) => ({ col: c, sql: identOf(c) })),
+        ];
+        return { kind: 'project', input: l.rel, outputs, columns: outputs.map((o) => o.col) };
+      });
+    }
+    const union = this.union(rels);
+    if (options.kind !== 'inner' || union.kind !== 'union') return union;
+    const common = union.columns.map((c, i) => ({ c, i })).filter(({ i }) => union.inputs.every((leg) => leg.map[i] !== null));
+    return {
+      ...union,
+      columns: common.map(({ c }) => c),
+      inputs: union.inputs.map((leg) => ({ ...leg, map: common.map(({ i }) => leg.map[i] ?? null) })),
+    };
   }
 
   private union(inputs: Rel[]): Rel {
@@ -522,7 +577,7 @@ export class QueryBinder {
         return { kind: 'limit', input: sorted, count, columns };
       }
       case 'union':
-        return this.union([input, ...op.tables.map((t) => this.tabular(t))]);
+        return this.unionOf(input, op.tables, op.options ?? {}, op.span);
       case 'parse':
         return this.parse(input, columns, op);
       case 'join':

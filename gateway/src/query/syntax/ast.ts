@@ -61,7 +61,7 @@ export type Operator =
   | { kind: 'take'; count: Expr; span: Span }
   | { kind: 'sort'; keys: SortKey[]; span: Span }
   | { kind: 'top'; count: Expr; key: SortKey; span: Span }
-  | { kind: 'union'; tables: TabularExpr[]; span: Span }
+  | { kind: 'union'; tables: TabularExpr[]; options?: UnionOptions; span: Span }
   | { kind: 'parse'; source: Expr; parts: ParsePatternPart[]; span: Span }
   /** `as Name`: the input, also known as Name for the rest of the query. */
   | { kind: 'as'; name: string; nameSpan: Span; span: Span }
@@ -98,12 +98,20 @@ export interface CallSource {
   span: Span;
 }
 
+/** `union kind=inner|outer withsource=Name isfuzzy=true|false`. */
+export interface UnionOptions {
+  kind?: 'inner' | 'outer';
+  withsource?: string;
+  isfuzzy?: boolean;
+}
+
 export type Source =
-  | { kind: 'table'; name: string; span: Span }
+  /** `pattern`: a wildcard name (`App*`) that stands for every table it matches. */
+  | { kind: 'table'; name: string; pattern?: boolean; span: Span }
   | { kind: 'datatable'; columns: { name: string; type: KqlType; span: Span }[]; values: Expr[]; span: Span }
   | { kind: 'range'; column: string; from: Expr; to: Expr; step: Expr; span: Span }
   | { kind: 'print'; items: NamedExpr[]; span: Span }
-  | { kind: 'union'; tables: TabularExpr[]; span: Span }
+  | { kind: 'union'; tables: TabularExpr[]; options?: UnionOptions; span: Span }
   | { kind: 'nested'; tabular: TabularExpr; span: Span }
   | CallSource;
 

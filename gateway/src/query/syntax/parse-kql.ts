@@ -27,6 +27,7 @@ import type {
   SortKey,
   Source,
   TabularExpr,
+  UnionOptions,
   Value,
 } from './ast.js';
 import { type KDiagnostic, type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
@@ -373,8 +374,7 @@ class Converter {
       case 'PrintOperator':
         return { kind: 'print', items: elements(node, 'Expressions').map((e) => this.named(e)), span: spanOf(node) };
       case 'UnionOperator':
-        this.noParameters(node, 'union');
-        return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span: spanOf(node) };
+        return this.unionOperator(node);
       case 'ParenthesizedExpression':
         return { kind: 'nested', tabular: this.tabular(req(node, 'Expression')), span: spanOf(node) };
       case 'FunctionCallExpression':
@@ -532,8 +532,7 @@ class Converter {
         this.noParameters(node, 'top');
         return { kind: 'top', count: this.expr(req(node, 'Expression')), key: this.sortKey(req(node, 'ByExpression')), span };
       case 'UnionOperator':
-        this.noParameters(node, 'union');
-        return { kind: 'union', tables: elements(node, 'Expressions').map((e) => this.tabular(e)), span };
+        return this.unionOperator(node);
       case 'ParseOperator':
         return this.parseOperator(node);
       case 'AsOperator': {
@@ -559,6 +558,35 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** `union` with its options; tables may be wildcard names (`App*`). */
+  private unionOperator(node: KNode): Extract<Source, { kind: 'union' }> {
+    const options: UnionOptions = {};
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const valueNode = req(p, 'Expression');
+      const value = this.source(valueNode).trim();
+      if (name === 'kind' && (value === 'inner' || value === 'outer')) options.kind = value;
+      else if (name === 'withsource' || name === 'with_source') options.withsource = this.declaredName(valueNode);
+      else if (name === 'isfuzzy' && (value === 'true' || value === 'false')) options.isfuzzy = value === 'true';
+      else if (!name.startsWith('hint.'))
+        throw queryError(`The parameter '${this.source(p).trim()}' of 'union' is not supported.`, spanOf(p));
+    }
+    const tables = elements(node, 'Expressions').map((e) => {
+      // `App*`, `logship.*`: a (dotted) name with wildcards.
+      const text = this.source(e).trim();
+      if (text.includes('*') && /^[\w.$*-]+$/.test(text)) {
+        const pattern = text;
+        return {
+          source: { kind: 'table' as const, name: pattern, pattern: true, span: spanOf(e) },
+          operators: [],
+          span: spanOf(e),
+        };
+      }
+      return this.tabular(e);
+    });
+    return { kind: 'union', tables, ...(Object.keys(options).length > 0 ? { options } : {}), span: spanOf(node) };
   }
 
   /** `join`/`lookup` with `kind=` and hints (hints only steer Kusto's execution: accepted). */
