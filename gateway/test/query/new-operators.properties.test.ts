@@ -1,0 +1,89 @@
+/**
+ * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
+ * union options, let functions, as, invoke, materialize, extend's input-row rule): every query
+ * is answered or refused with a query error (never an internal failure), within a bound, and gives
+ * the same answer on one worker and on three.
+ */
+import assert from 'node:assert/strict';
+import { isStrataError } from '@strata/common';
+import fc from 'fast-check';
+import { after, before, describe, it } from 'mocha';
+import { closeCluster, getCluster, run } from './fixture.js';
+
+const PRELUDE = 'let twice = (v:long) { v * 2 }; let slow = (T:(latencyMs:long), k:long = 500) { T | where latencyMs > k }; ';
+
+const SOURCES = [
+  'Logs',
+  'materialize(Logs | where level == "Error")',
+  'union withsource=S Logs, logship.agent.events',
+  'union kind=inner Logs, logship.agent.events',
+  'union isfuzzy=true Logs, Missing*',
+  'slow(Logs)',
+];
+
+const JOIN_KINDS = [
+  'innerunique',
+  'inner',
+  'leftouter',
+  'rightouter',
+  'fullouter',
+  'leftanti',
+  'rightanti',
+  'leftsemi',
+  'rightsemi',
+];
+
+const STEPS = fc.oneof(
+  fc.constantFrom(
+    'where isnotnull(latencyMs)',
+    'where level != "Info"',
+    'extend t = twice(latencyMs)',
+    'extend latencyMs = latencyMs + 1, old = latencyMs',
+    'project host, latencyMs, level',
+    'summarize c = count(), m = max(latencyMs) by host',
+    'distinct host',
+    'count',
+    'as A',
+    'invoke slow()',
+    'union (Logs | where level == "Error")',
+    'lookup (datatable(host:string, tier:string)["web-1", "a", "db-1", "b", "db-1", "c"]) on host',
+    'lookup kind=inner (Logs | summarize n = count() by host) on host',
+  ),
+  fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
+  fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),
+);
+
+const pipeline = fc
+  .tuple(fc.constantFrom(...SOURCES), fc.array(STEPS, { minLength: 0, maxLength: 4 }))
+  .map(([source, steps]) => PRELUDE + [source, ...steps].join(' | '));
+
+describe('random pipelines of joins, unions, functions and statements', () => {
+  before(async function () {
+    this.timeout(60_000);
+    await getCluster();
+  });
+  after(closeCluster);
+
+  it('are answered alike on one worker and on three, or refused with a query error, within 10 s each', async function () {
+    this.timeout(600_000);
+    let slowest = 0;
+    let answered = 0;
+    await fc.assert(
+      fc.asyncProperty(pipeline, async (q) => {
+        const started = performance.now();
+        try {
+          await run(q);
+          answered++;
+        } catch (err) {
+          assert.ok(isStrataError(err), `internal failure for ${q}: ${String(err)}`);
+          assert.equal(err.kind, 'invalid', `${err.kind} for ${q}: ${err.message}`);
+          assert.notEqual(err.message, 'The query could not be analysed.', `${q}: ${String(err.cause)}`);
+        }
+        slowest = Math.max(slowest, performance.now() - started);
+      }),
+      { numRuns: 80 },
+    );
+    assert.ok(slowest < 10_000, `slowest query took ${slowest.toFixed(0)} ms`);
+    assert.ok(answered > 20, `only ${answered} of 80 random pipelines were answered`);
+  });
+});
