@@ -68,6 +68,7 @@ const SUPPORTED_OPERATORS = new Set([
   'let',
   'join',
   'lookup',
+  'mv-expand',
   'as',
   'invoke',
   'set',

@@ -48,7 +48,7 @@ describe('query refusals', () => {
 
   it('refuses unsupported operators by name, pointing at them', () => {
     for (const [query, name] of [
-      ['Logs | mv-expand host', 'mv-expand'],
+      ['Logs | mv-apply d on (take 1)', 'mv-apply'],
       ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
       ['Logs | serialize', 'serialize'],
@@ -135,10 +135,10 @@ describe('query refusals', () => {
   });
 
   it('the parse endpoint reports the same errors without throwing', () => {
-    const r = parseQuery('Logs | mv-expand host', CATALOG, 21);
+    const r = parseQuery('Logs | mv-apply host on (take 1)', CATALOG, 21);
     assert.equal(r.parseSuccess, false);
-    assert.equal(r.error?.message, "The operator 'mv-expand' is not supported.");
-    assert.deepEqual(r.error?.errors[0]?.tokens, [{ start: 7, end: 16 }]);
+    assert.equal(r.error?.message, "The operator 'mv-apply' is not supported.");
+    assert.deepEqual(r.error?.errors[0]?.tokens, [{ start: 7, end: 15 }]);
     assert.equal(r.error?.stackTrace, null);
   });
 });

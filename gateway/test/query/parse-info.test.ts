@@ -70,7 +70,8 @@ describe('query parse endpoint', () => {
     assert.ok(values.includes('summarize'));
     assert.ok(values.includes('join'));
     assert.ok(values.includes('lookup'));
-    assert.ok(!values.includes('mv-expand'));
+    assert.ok(values.includes('mv-expand'));
+    assert.ok(!values.includes('mv-apply'));
   });
 
   it('completes table names, including dotted ones', () => {

@@ -25,7 +25,6 @@ const CATALOG: SchemaCatalog = {
 };
 
 const SAMPLES: Record<string, string> = {
-  'mv-expand': 'T | mv-expand d',
   'mv-apply': 'T | mv-apply d on (take 1)',
   evaluate: 'T | evaluate bag_unpack(d)',
   'make-series': 'T | make-series count() on timestamp step 1h',

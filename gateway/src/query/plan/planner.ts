@@ -87,7 +87,7 @@ export const JOIN_SIDE_MAX_ROWS = 1_000_000;
 
 function isPushable(rel: Rel): boolean {
   if (rel.kind === 'scan') return true;
-  if (rel.kind === 'filter' || rel.kind === 'project') return isPushable(rel.input);
+  if (rel.kind === 'filter' || rel.kind === 'project' || rel.kind === 'mv-expand') return isPushable(rel.input);
   return false;
 }
 
@@ -155,8 +155,9 @@ function split(rel: Rel, state: PlanState): Rel {
       return makeFragment(rel, state).leaf;
     case 'filter':
     case 'project':
+    case 'mv-expand':
       if (isPushable(rel)) return makeFragment(rel, state).leaf;
-      return { ...rel, input: split(rel.input, state) };
+      return { ...rel, input: split(rel.input, state) } as Rel;
     case 'partial-aggregate':
       if (isPushable(rel.input)) return makeFragment(rel, state).leaf;
       return { ...rel, input: split(rel.input, state) };

@@ -243,7 +243,49 @@ export class SqlGenerator {
       }
       case 'join':
         return this.join(rel);
+      case 'mv-expand':
+        return this.mvExpand(rel);
     }
+  }
+
+  /** mv-expand: the lists, then one unnest per list and one for the index (expanded in parallel). */
+  private mvExpand(rel: Extract<Rel, { kind: 'mv-expand' }>): Generated {
+    const g = this.gen(rel.input);
+    const listIds = rel.lists.map(() => `m${this.options.orderIds.next++}`);
+    const withLists = this.add(
+      sql`SELECT *, ${join(
+        rel.lists.map((l, i) => sql`${l} AS ${ident(listIds[i] as string)}`),
+        ', ',
+      )} FROM ${ident(g.name)}`,
+    );
+    const indexId = `o${this.options.orderIds.next++}`;
+    const lengths = listIds.map((id) => sql`len(${ident(id)})`);
+    const longest = lengths.length === 1 ? (lengths[0] as Sql) : sql`greatest(${join(lengths, ', ')})`;
+    const carried = [...g.visible.map((c) => sql`${ident(c.id)}`), ...(g.order ?? []).map((o) => sql`${ident(o.id)}`)];
+    const unnested = this.add(
+      sql`SELECT ${join(
+        [
+          ...carried,
+          ...listIds.map((id) => sql`unnest(${ident(id)}) AS ${ident(`${id}e`)}`),
+          sql`unnest(range(0, ${longest})) AS ${ident(indexId)}`,
+        ],
+        ', ',
+      )} FROM ${ident(withLists)}`,
+    );
+    const cols = rel.outputs.map((o) => {
+      let value: Sql;
+      if ('pass' in o) value = sql`${ident(o.pass.id)}`;
+      else if ('index' in o) value = sql`${ident(indexId)}`;
+      else {
+        const element = sql`${ident(`${listIds[o.element] as string}e`)}`;
+        value = o.cast ? o.cast(element) : element;
+      }
+      return sql`${value} AS ${ident(o.col.id)}`;
+    });
+    // Rows keep the input's order (when it has one), elements theirs.
+    const order = [...(g.order ?? []), { id: indexId, duckType: 'BIGINT', descending: false, nullsFirst: false }];
+    const name = this.add(sql`SELECT ${join([...cols, ...order.map((o) => sql`${ident(o.id)}`)], ', ')} FROM ${ident(unnested)}`);
+    return { name, visible: rel.columns, extra: [], ...(g.order ? { order } : {}) };
   }
 
   /** A join as one CTE (column ids are unique across the plan, so no qualification is needed). */

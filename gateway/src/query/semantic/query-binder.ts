@@ -580,6 +580,8 @@ export class QueryBinder {
         return this.unionOf(input, op.tables, op.options ?? {}, op.span);
       case 'parse':
         return this.parse(input, columns, op);
+      case 'mv-expand':
+        return this.mvExpand(input, columns, op);
       case 'join':
         return this.join(input, this.tabular(op.right), op.joinKind, op.on, op.span);
       case 'lookup':
@@ -650,6 +652,46 @@ export class QueryBinder {
         return make(how, outputs, kind === 'innerunique' ? { dedupeLeft: true } : {});
       }
     }
+  }
+
+  /**
+   * mv-expand: every dynamic array (or property bag, as one-entry bags or `[key, value]` arrays)
+   * becomes one row per element, several expanded in parallel (shorter ones give null); a null
+   * value gives one row with null, an empty array or bag none (unless another expands). The
+   * expanded column replaces an input column of its name in place, else is appended (named as
+   * Kusto names expressions); `with_itemindex` appends the element's 0-based index.
+   */
+  private mvExpand(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'mv-expand' }>): Rel {
+    const binder = this.exprBinder(columns);
+    let limit: bigint | undefined;
+    if (op.limit) limit = this.constCount(op.limit, 'mv-expand limit');
+    type Out = Extract<Rel, { kind: 'mv-expand' }>['outputs'][number];
+    const outputs: Out[] = columns.map((c) => ({ col: c, pass: c }));
+    const names = new NameAllocator(columns.map((c) => c.name));
+    const lists: Sql[] = [];
+    op.items.forEach(({ item, toType, toTypeSpan }, i) => {
+      const b = binder.bind(item.expr);
+      if (b.type !== 'dynamic') throw queryError(`mv-expand needs a dynamic value; this is a ${b.type}.`, item.expr.span);
+      lists.push(expansionList(b.sql, op.bagExpansion, limit));
+      const type = toType ?? 'dynamic';
+      const cast = toType && toType !== 'dynamic' ? elementCast(toType, toTypeSpan ?? item.span) : undefined;
+      let name = item.name ?? expressionName(item.expr);
+      if (name === undefined) name = names.column();
+      const col = this.newColumn(name, type);
+      const out: Out = cast ? { col, element: i, cast } : { col, element: i };
+      const at = outputs.findIndex((o) => o.col.name === name);
+      if (at >= 0) outputs[at] = out;
+      else {
+        names.claim(name);
+        outputs.push(out);
+      }
+    });
+    if (op.itemIndex) {
+      if (outputs.some((o) => o.col.name === op.itemIndex))
+        throw queryError(`A column with the name '${op.itemIndex}' is already declared.`, op.span);
+      outputs.push({ col: this.newColumn(op.itemIndex, 'long'), index: true });
+    }
+    return { kind: 'mv-expand', input, lists, outputs, columns: outputs.map((o) => o.col) };
   }
 
   /** The SQL of one key pair, comparable on both sides. */
@@ -950,6 +992,29 @@ export class QueryBinder {
     };
     visit(predicate);
     return bounds.fromUs === undefined && bounds.toUs === undefined ? undefined : bounds;
+  }
+}
+
+/** The elements mv-expand makes of one dynamic value, as a SQL list of JSON (see mvExpand). */
+function expansionList(v: Sql, bagExpansion: 'bag' | 'array', limit: bigint | undefined): Sql {
+  const entry = bagExpansion === 'bag' ? sql`json_object(e.key, e.value)` : sql`json_array(e.key, e.value)`;
+  const list = sql`(CASE WHEN ${v} IS NULL THEN [NULL::JSON] WHEN json_type(${v}) = 'ARRAY' THEN CAST(${v} AS JSON[]) WHEN json_type(${v}) = 'OBJECT' THEN list_transform(map_entries(CAST(${v} AS MAP(VARCHAR, JSON))), e -> ${entry}) ELSE [${v}] END)`;
+  return limit === undefined ? list : sql`list_slice(${list}, 1, ${int(limit)})`;
+}
+
+/** `to typeof(T)`: a cast only; an element of another JSON type becomes null ("" for strings). */
+function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
+  switch (type) {
+    case 'long':
+      return (e) => sql`(CASE WHEN json_type(${e}) IN ('BIGINT', 'UBIGINT') THEN CAST(${e} AS BIGINT) END)`;
+    case 'real':
+      return (e) => sql`(CASE WHEN json_type(${e}) IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN CAST(${e} AS DOUBLE) END)`;
+    case 'bool':
+      return (e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`;
+    case 'string':
+      return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
+    default:
+      throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
   }
 }
 

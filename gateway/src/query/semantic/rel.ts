@@ -60,6 +60,20 @@ export type Rel =
   | { kind: 'limit'; input: Rel; count: bigint; columns: Column[] }
   | { kind: 'union'; inputs: { rel: Rel; map: (Column | null)[] }[]; columns: Column[] }
   /**
+   * mv-expand: each row repeated once per element of the longest of `lists` (each a SQL list of
+   * JSON values per row, already limited), the lists expanded in parallel (shorter ones give
+   * null). `outputs` are the result columns: an `element` output takes the i-th expanded value
+   * (cast by `cast`, a template over `?`-less SQL of the element), `index` the element's position,
+   * others pass an input column through.
+   */
+  | {
+      kind: 'mv-expand';
+      input: Rel;
+      lists: Sql[];
+      outputs: ({ col: Column } & ({ pass: Column } | { element: number; cast?: (element: Sql) => Sql } | { index: true }))[];
+      columns: Column[];
+    }
+  /**
    * Rows of two inputs matched on key equality (null keys match nothing). `semi`/`anti` keep the
    * `from` side's rows that have (no) match on the other side. `dedupeLeft` keeps one left row per
    * key first (Kusto's innerunique): the smallest by every visible column, so the choice does not

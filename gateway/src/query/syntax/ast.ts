@@ -67,6 +67,14 @@ export type Operator =
   | { kind: 'as'; name: string; nameSpan: Span; span: Span }
   /** `invoke f(args)`: f called with the input as its first (tabular) argument. */
   | { kind: 'invoke'; call: CallSource; span: Span }
+  | {
+      kind: 'mv-expand';
+      items: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span }[];
+      bagExpansion: 'bag' | 'array';
+      itemIndex?: string;
+      limit?: Expr;
+      span: Span;
+    }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }
   /** `lookup`: a join whose right key columns are not repeated (kind leftouter or inner). */
   | { kind: 'lookup'; joinKind: 'leftouter' | 'inner'; right: TabularExpr; on: JoinCondition[]; span: Span };

@@ -8,7 +8,7 @@
  */
 import type { StrataError } from '@strata/common';
 import { queryError, type Span, unsupportedOperator } from '../errors.js';
-import { kqlTypeFromName } from '../types.js';
+import { type KqlType, kqlTypeFromName } from '../types.js';
 import type {
   CallSource,
   Expr,
@@ -544,6 +544,8 @@ class Converter {
         const nameNode = req(node, 'Name');
         return { kind: 'as', name: this.declaredName(nameNode), nameSpan: spanOf(nameNode), span };
       }
+      case 'MvExpandOperator':
+        return this.mvExpand(node);
       case 'JoinOperator':
         return this.joinOperator(node, 'join');
       case 'LookupOperator':
@@ -558,6 +560,36 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** `mv-expand [kind=bag|array] [with_itemindex=I] [Name =] e [to typeof(T)], … [limit N]`. */
+  private mvExpand(node: KNode): Operator {
+    let bagExpansion: 'bag' | 'array' = 'bag';
+    let itemIndex: string | undefined;
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const valueNode = req(p, 'Expression');
+      const value = this.source(valueNode).trim();
+      if ((name === 'bagexpansion' || name === 'kind') && (value === 'bag' || value === 'array')) bagExpansion = value;
+      else if (name === 'with_itemindex') itemIndex = this.declaredName(valueNode);
+      else throw queryError(`The parameter '${this.source(p).trim()}' of 'mv-expand' is not supported.`, spanOf(p));
+    }
+    const items = elements(node, 'Expressions').map((e) => {
+      const out: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span } = { item: this.named(req(e, 'Expression')) };
+      const to = prop(e, 'ToTypeOf');
+      if (to) {
+        const types = elements(req(to, 'TypeOf'), 'Types');
+        if (types.length !== 1) throw queryError('to typeof() takes one type.', spanOf(to));
+        out.toType = this.typeOf(types[0] as KNode);
+        out.toTypeSpan = spanOf(to);
+      }
+      return out;
+    });
+    const limitClause = prop(node, 'RowLimitClause');
+    const op: Operator = { kind: 'mv-expand', items, bagExpansion, span: spanOf(node) };
+    if (itemIndex) op.itemIndex = itemIndex;
+    if (limitClause) op.limit = this.expr(req(limitClause, 'RowLimit'));
+    return op;
   }
 
   /** `union` with its options; tables may be wildcard names (`App*`). */
