@@ -1,6 +1,6 @@
 /**
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
- * union options, let functions, as, invoke, materialize, extend's input-row rule): every query
+ * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -48,6 +48,9 @@ const STEPS = fc.oneof(
     'union (Logs | where level == "Error")',
     'lookup (datatable(host:string, tier:string)["web-1", "a", "db-1", "b", "db-1", "c"]) on host',
     'lookup kind=inner (Logs | summarize n = count() by host) on host',
+    'mv-expand t = props.tags to typeof(string)',
+    'mv-expand with_itemindex=ix u = props.user limit 1',
+    'mv-expand bagexpansion=array props',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),
