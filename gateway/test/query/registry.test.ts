@@ -88,6 +88,19 @@ const SAMPLES: Record<string, string> = {
   take_any: 'take_any(y)',
   stdev: 'stdev(x)',
   variance: 'variance(y)',
+  avgif: 'avgif(x, b)',
+  minif: 'minif(s, b)',
+  maxif: 'maxif(timestamp, x > 1)',
+  dcountif: 'dcountif(s, b)',
+  make_list_if: 'make_list_if(s, b)',
+  make_set_if: 'make_set_if(x, b, 5)',
+  make_list_with_nulls: 'make_list_with_nulls(y)',
+  take_anyif: 'take_anyif(s, b)',
+  stdevif: 'stdevif(y, b)',
+  varianceif: 'varianceif(x, b)',
+  stdevp: 'stdevp(x)',
+  variancep: 'variancep(y)',
+  percentiles_array: 'percentiles_array(x, 50, 95)',
 };
 
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };

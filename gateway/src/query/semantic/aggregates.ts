@@ -36,6 +36,8 @@ export interface BoundAggregate {
 
 export interface AggregateEnv {
   ids: IdAllocator;
+  /** The condition of an `…if` aggregate: only rows where it holds enter the partial states. */
+  filter?: Sql;
   /** Columns in scope (for `arg_max(x, *)`) and the summarize keys' names. */
   scope: Column[];
   keyNames: Set<string>;
@@ -44,6 +46,12 @@ export interface AggregateEnv {
 export type AggregateDef = (call: CallExpr, row: ExprBinder, env: AggregateEnv) => BoundAggregate;
 
 const ref = (c: Column): Sql => sql`${ident(c.id)}`;
+
+/** ` FILTER (WHERE …)` for a partial aggregate call: the `…if` condition and any other. */
+function filterClause(env: AggregateEnv, also?: Sql): Sql {
+  const conditions = [env.filter, also].filter((c): c is Sql => c !== undefined);
+  return conditions.length > 0 ? sql` FILTER (WHERE ${join(conditions, ' AND ')})` : sql``;
+}
 
 function finalCol(env: AggregateEnv, type: KqlType): Column {
   return { name: '', type, id: env.ids.column() };
@@ -95,7 +103,9 @@ function single(
 export const countDef: AggregateDef = (call, row, env) => {
   args(call, 0, 1);
   const x = call.args[0] ? row.bind(call.args[0]) : undefined;
-  const countSql = x ? sql`count(${x.type === 'string' ? strSql(x) : x.sql})` : sql`count(*)`;
+  const countSql = x
+    ? sql`count(${x.type === 'string' ? strSql(x) : x.sql})${filterClause(env)}`
+    : sql`count(*)${filterClause(env)}`;
   return single(env, countSql, 'BIGINT', (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`, 'long');
 };
 
@@ -105,7 +115,7 @@ export const countifDef: AggregateDef = (call, row, env) => {
   if (pred.type !== 'bool') throw queryError(`The argument of 'countif' must be a bool; this is a ${pred.type}.`, pred.span);
   return single(
     env,
-    sql`count(*) FILTER (WHERE ${pred.sql})`,
+    sql`count(*)${filterClause(env, pred.sql)}`,
     'BIGINT',
     (p) => sql`CAST(coalesce(sum(${p}), 0) AS BIGINT)`,
     'long',
@@ -114,7 +124,7 @@ export const countifDef: AggregateDef = (call, row, env) => {
 
 function sumLike(call: CallExpr, row: ExprBinder, env: AggregateEnv, filter: Sql | undefined): BoundAggregate {
   const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
-  const where = filter ? sql` FILTER (WHERE ${filter})` : sql``;
+  const where = filterClause(env, filter);
   if (x.type === 'real') return single(env, sql`sum(${x.sql})${where}`, 'DOUBLE', (p) => sql`sum(${p})`, 'real');
   return single(env, sql`TRY_CAST(sum(${x.sql})${where} AS BIGINT)`, 'BIGINT', (p) => sql`TRY_CAST(sum(${p}) AS BIGINT)`, x.type);
 }
@@ -134,8 +144,8 @@ export const sumifDef: AggregateDef = (call, row, env) => {
 export const avgDef: AggregateDef = (call, row, env) => {
   args(call, 1);
   const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
-  const s = partial(env, sql`sum(CAST(${x.sql} AS DOUBLE))`, 'DOUBLE');
-  const n = partial(env, sql`count(${x.sql})`, 'BIGINT');
+  const s = partial(env, sql`sum(CAST(${x.sql} AS DOUBLE))${filterClause(env)}`, 'DOUBLE');
+  const n = partial(env, sql`count(${x.sql})${filterClause(env)}`, 'BIGINT');
   const type: KqlType = x.type === 'timespan' ? 'timespan' : 'real';
   const f = finalCol(env, type);
   const avg = sql`(sum(${ident(s.id)}) / nullif(sum(${ident(n.id)}), 0))`;
@@ -153,14 +163,14 @@ export const minMax =
     const x = row.bind(call.args[0] as Expr);
     if (x.type === 'dynamic' || x.type === 'guid') throw queryError(`'${call.name}' cannot order ${x.type} values.`, x.span);
     const agg = fn === 'min' ? (v: Sql) => sql`min(${v})` : (v: Sql) => sql`max(${v})`;
-    return single(env, agg(x.sql), DUCKDB_TYPE[x.type], agg, x.type);
+    return single(env, sql`${agg(x.sql)}${filterClause(env)}`, DUCKDB_TYPE[x.type], agg, x.type);
   };
 
-/** Non-null values of an argument as JSON list text ('[]' when none). */
-function jsonList(x: Bound, distinct: boolean): Sql {
+/** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
+function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
   const v = x.type === 'string' ? strSql(x) : x.sql;
   const list = distinct ? sql`list(DISTINCT ${v})` : sql`list(${v})`;
-  return sql`coalesce(to_json(${list} FILTER (WHERE ${v} IS NOT NULL)), '[]')`;
+  return sql`coalesce(to_json(${list}${filterClause(env, withNulls ? undefined : sql`${v} IS NOT NULL`)}), '[]')`;
 }
 
 /** All values of the partial JSON lists of a group, as a JSON[] list. */
@@ -171,14 +181,14 @@ export const dcountDef: AggregateDef = (call, row, env) => {
   const x = row.bind(call.args[0] as Expr);
   return single(
     env,
-    jsonList(x, true),
+    jsonList(x, true, env),
     'VARCHAR',
     (p) => sql`CAST(coalesce(len(list_distinct(${mergedJsonList(p)})), 0) AS BIGINT)`,
     'long',
   );
 };
 
-export function percentileDef(multi: boolean): AggregateDef {
+export function percentileDef(multi: boolean, asArray = false): AggregateDef {
   return (call, row, env) => {
     if (multi) args(call, 2, 32);
     else args(call, 2);
@@ -191,15 +201,30 @@ export function percentileDef(multi: boolean): AggregateDef {
         throw queryError(`The percentile of '${call.name}' must be a constant between 0 and 100.`, b.span);
       return { n, text: v?.type === 'long' ? String(v.value) : String(n) };
     });
-    const p = partial(env, jsonList(x, false), 'VARCHAR');
+    const p = partial(env, jsonList(x, false, env), 'VARCHAR');
     const sorted = finalCol(env, x.type);
     const elementType = DUCKDB_TYPE[x.type];
     const listSql = sql`list_sort(flatten(list(CAST(CAST(${ident(p.id)} AS JSON) AS ${elementListType(elementType)}))))`;
     const L = ref(sorted);
+    const at = (n: number) => sql`${L}[greatest(1, CAST(ceil(${dbl(n)} / 100.0 * len(${L})) AS BIGINT))]`;
+    const part = { partials: [p], finals: [{ col: sorted, sql: listSql }] };
+    if (asArray) {
+      // percentiles_array: one dynamic array of the values (null when there are no values).
+      if (x.type !== 'long' && x.type !== 'real')
+        throw queryError(`'${call.name}' of a ${x.type} is not supported; use percentiles().`, x.span);
+      const values = join(
+        ps.map(({ n }) => at(n)),
+        ', ',
+      );
+      return {
+        part,
+        outputs: [{ value: sql`(CASE WHEN len(${L}) > 0 THEN CAST(to_json([${values}]) AS JSON) END)`, type: 'dynamic' }],
+      };
+    }
     return {
-      part: { partials: [p], finals: [{ col: sorted, sql: listSql }] },
+      part,
       outputs: ps.map(({ n, text }) => ({
-        value: sql`${L}[greatest(1, CAST(ceil(${dbl(n)} / 100.0 * len(${L})) AS BIGINT))]`,
+        value: at(n),
         type: x.type,
         name: `percentile_${argName(call)}_${numberForName(text)}`,
       })),
@@ -288,7 +313,7 @@ function typeSql(t: KqlType): Sql {
   return map[t];
 }
 
-export function makeListDef(set: boolean): AggregateDef {
+export function makeListDef(set: boolean, withNulls = false): AggregateDef {
   return (call, row, env) => {
     args(call, 1, 2);
     let x = row.bind(call.args[0] as Expr);
@@ -308,7 +333,7 @@ export function makeListDef(set: boolean): AggregateDef {
       if (max !== undefined) l = sql`list_slice(${l}, 1, ${int(max)})`;
       return sql`CAST(coalesce(to_json(${l}), '[]') AS JSON)`;
     };
-    return single(env, jsonList(x, set), 'VARCHAR', finalOf, 'dynamic');
+    return single(env, jsonList(x, set, env, withNulls), 'VARCHAR', finalOf, 'dynamic');
   };
 }
 
@@ -316,17 +341,19 @@ export const takeAnyDef: AggregateDef = (call, row, env) => {
   if (call.args.length !== 1)
     throw queryError("'take_any' with several arguments is not supported; use one per column.", call.span);
   const x = row.bind(call.args[0] as Expr);
-  return single(env, sql`any_value(${x.sql})`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type);
+  return single(env, sql`any_value(${x.sql})${filterClause(env)}`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type);
 };
 
-export function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
+/** Sample (`stdev`, `variance`) or population (`stdevp`, `variancep`) spread. */
+export function varianceDef(kind: 'stdev' | 'variance' | 'stdevp' | 'variancep'): AggregateDef {
   return (call, row, env) => {
     args(call, 1);
     const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real']);
     const v = coerce(x, 'real');
-    const n = partial(env, sql`count(${v})`, 'BIGINT');
-    const m = partial(env, sql`avg(${v})`, 'DOUBLE');
-    const m2 = partial(env, sql`coalesce(var_pop(${v}) * count(${v}), 0)`, 'DOUBLE');
+    const f = filterClause(env);
+    const n = partial(env, sql`count(${v})${f}`, 'BIGINT');
+    const m = partial(env, sql`avg(${v})${f}`, 'DOUBLE');
+    const m2 = partial(env, sql`coalesce(var_pop(${v})${f} * count(${v})${f}, 0)`, 'DOUBLE');
     const N = finalCol(env, 'real');
     const S1 = finalCol(env, 'real');
     const S2 = finalCol(env, 'real');
@@ -338,10 +365,35 @@ export function varianceDef(kind: 'stdev' | 'variance'): AggregateDef {
       { col: S2, sql: sql`sum(${rn} * ${rm} * ${rm})` },
       { col: M, sql: sql`sum(${rm2})` },
     ];
-    // Chan et al.: M2 = Σ m2ᵢ + Σ nᵢ·meanᵢ² − (Σ nᵢ·meanᵢ)² / N; sample variance (N − 1).
-    const variance = sql`(CASE WHEN ${ref(N)} > 1 THEN greatest(${ref(M)} + ${ref(S2)} - ${ref(S1)} * ${ref(S1)} / ${ref(N)}, 0) / (${ref(N)} - 1) WHEN ${ref(N)} = 1 THEN 0.0 END)`;
-    const value = kind === 'variance' ? variance : sql`sqrt(${variance})`;
+    // Chan et al.: M2 = Σ m2ᵢ + Σ nᵢ·meanᵢ² − (Σ nᵢ·meanᵢ)² / N; sample variance M2 / (N − 1),
+    // population variance M2 / N.
+    const m2Total = sql`greatest(${ref(M)} + ${ref(S2)} - ${ref(S1)} * ${ref(S1)} / ${ref(N)}, 0)`;
+    const population = kind === 'stdevp' || kind === 'variancep';
+    const variance = population
+      ? sql`(CASE WHEN ${ref(N)} >= 1 THEN ${m2Total} / ${ref(N)} END)`
+      : sql`(CASE WHEN ${ref(N)} > 1 THEN ${m2Total} / (${ref(N)} - 1) WHEN ${ref(N)} = 1 THEN 0.0 END)`;
+    const value = kind === 'variance' || kind === 'variancep' ? variance : sql`sqrt(${variance})`;
     return { part: { partials: [n, m, m2], finals }, outputs: [{ value, type: 'real' }] };
+  };
+}
+
+/**
+ * The `…if` form of an aggregate: the condition is the second argument; only rows where it holds
+ * enter the partial states (so merging stays the base aggregate's merge).
+ */
+export function conditional(def: AggregateDef, maxArgs: number): AggregateDef {
+  return (call, row, env) => {
+    if (call.args.length < 2 || call.args.length > maxArgs) {
+      throw queryError(
+        `The aggregate '${call.name}' takes ${maxArgs === 2 ? 2 : `2 to ${maxArgs}`} arguments (the value, then the condition), not ${call.args.length}.`,
+        call.span,
+      );
+    }
+    const pred = row.bind(call.args[1] as Expr, true);
+    if (pred.type !== 'bool')
+      throw queryError(`The condition of '${call.name}' must be a bool; this is a ${pred.type}.`, pred.span);
+    const rest = { ...call, args: call.args.filter((_, i) => i !== 1) };
+    return def(rest, row, { ...env, filter: env.filter ? sql`(${env.filter} AND ${pred.sql})` : pred.sql });
   };
 }
 
