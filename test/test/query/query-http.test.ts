@@ -99,7 +99,7 @@ describe('query endpoints over HTTP', function () {
   });
 
   it('answers a query error with 400 and token positions into the query', async () => {
-    const query = 'app.requests | mv-expand host';
+    const query = 'app.requests | mv-apply host on (take 1)';
     const res = await post(`/search/${OWN}/kusto`, { query });
     assert.equal(res.status, 400);
     const body = (await res.json()) as {
@@ -107,10 +107,33 @@ describe('query endpoints over HTTP', function () {
       stackTrace: null;
       errors: { message: string; tokens: { start: number; end: number }[] }[];
     };
-    assert.equal(body.message, "The operator 'mv-expand' is not supported.");
+    assert.equal(body.message, "The operator 'mv-apply' is not supported.");
     assert.equal(body.stackTrace, null);
     const t = body.errors[0]?.tokens[0];
-    assert.equal(query.slice(t?.start, t?.end), 'mv-expand');
+    assert.equal(query.slice(t?.start, t?.end), 'mv-apply');
+  });
+
+  it('fills declare query_parameters from the request variables, and refuses a value of another type', async () => {
+    const query =
+      'declare query_parameters(h:string = "h1", minValue:long = 0); app.requests | where host == h and value >= minValue | summarize n = count(), total = sum(value)';
+    const given = await post(`/search/${OWN}/kusto`, {
+      query,
+      variables: [
+        { id: 'h', type: 'string', value: 'h0' },
+        { id: 'minValue', value: 10 },
+      ],
+    });
+    assert.equal(given.status, 200);
+    // h0 holds the even values 0, 2, …, 18: those ≥ 10 are 10, 12, 14, 16, 18.
+    assert.deepEqual(((await given.json()) as { results: unknown[] }).results, [{ n: 5, total: 70 }]);
+    const defaults = await post(`/search/${OWN}/kusto`, { query, variables: [] });
+    assert.deepEqual(((await defaults.json()) as { results: unknown[] }).results, [{ n: 10, total: 100 }]);
+    const bad = await post(`/search/${OWN}/kusto`, { query, variables: [{ id: 'minValue', value: 'ten' }] });
+    assert.equal(bad.status, 400);
+    assert.match(
+      ((await bad.json()) as { message: string }).message,
+      /The value of the query parameter 'minValue' is not a long/,
+    );
   });
 
   it('parses with columns and completions', async () => {
