@@ -3,6 +3,7 @@
  * rule, the naming rule of an unnamed result column, and the implementation (scalar-impl.ts).
  * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
  */
+import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -78,4 +79,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('startofmonth', ['startofmonth(date: datetime[, offset: long]): datetime'], 'datetime'),
   fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
+  ...DYNAMIC_FUNCTIONS,
 ];
