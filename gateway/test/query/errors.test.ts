@@ -51,7 +51,7 @@ describe('query refusals', () => {
       ['Logs | mv-apply d on (take 1)', 'mv-apply'],
       ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
-      ['Logs | serialize', 'serialize'],
+      ['Logs | sample 3', 'sample'],
       ['Logs | getschema', 'getschema'],
       ['Logs | evaluate bag_unpack(host)', 'evaluate'],
     ]) {

@@ -102,6 +102,10 @@ const SAMPLES: Record<string, string> = {
   set_union: 'set_union(d, d)',
   set_intersect: 'set_intersect(d, d, d)',
   set_difference: 'set_difference(d, d)',
+  row_number: 'row_number()',
+  prev: 'prev(x, 1, 0)',
+  next: 'next(s)',
+  row_cumsum: 'row_cumsum(y)',
   avgif: 'avgif(x, b)',
   minif: 'minif(s, b)',
   maxif: 'maxif(timestamp, x > 1)',
@@ -187,7 +191,7 @@ describe('function registry', () => {
       if (f.origin === 'product') continue; // Kusto does not know the product's own names
       const sample = SAMPLES[f.name];
       assert.ok(sample, `no sample call for ${f.name}`);
-      const query = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | project ${sample}`;
+      const query = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | serialize | project ${sample}`;
       let engine: string[];
       try {
         engine = engineColumns(query);

@@ -12,8 +12,8 @@
 import type { QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
-import { type Column, type Rel, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
-import { ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
+import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
+import { contains, ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
@@ -87,6 +87,8 @@ export const JOIN_SIDE_MAX_ROWS = 1_000_000;
 
 function isPushable(rel: Rel): boolean {
   if (rel.kind === 'scan') return true;
+  // A project with row functions (row_number, prev …) needs every row in order: not on a worker.
+  if (rel.kind === 'project' && rel.outputs.some((o) => contains(o.sql, ROW_ORDER))) return false;
   if (rel.kind === 'filter' || rel.kind === 'project' || rel.kind === 'mv-expand') return isPushable(rel.input);
   return false;
 }

@@ -6,8 +6,8 @@
  * final select — because SQL does not promise that a CTE's ORDER BY survives the next step.
  */
 
-import type { Column, Rel } from '../semantic/rel.js';
-import { Ident, ident, int, join, type Param, Sql, sql } from '../sql/sql.js';
+import { type Column, type Rel, ROW_ORDER } from '../semantic/rel.js';
+import { Ident, ident, int, join, type Param, Sql, sql, substitute } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 
 /** The wire type of a DuckDB type used inside statements. */
@@ -182,8 +182,10 @@ export class SqlGenerator {
       case 'project': {
         const g = this.gen(rel.input);
         // Order keys are hidden `o…` columns, never among the outputs: carry them through.
+        // Row functions (row_number, prev …) read the current order.
+        const order = g.order && g.order.length > 0 ? sql`${this.orderBy(g.order)}` : sql``;
         const cols = [
-          ...rel.outputs.map((o) => sql`${o.sql} AS ${ident(o.col.id)}`),
+          ...rel.outputs.map((o) => sql`${substitute(o.sql, ROW_ORDER, order)} AS ${ident(o.col.id)}`),
           ...(g.order ?? []).map((o) => sql`${ident(o.id)}`),
         ];
         const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}`);

@@ -29,6 +29,11 @@ export interface ExprContext {
   nowUs: bigint;
   /** Set while binding summarize items: aggregate calls allowed, bare columns not. */
   aggregates?: AggregateSink;
+  /**
+   * Set while binding extend/project/serialize items, where row functions (row_number, prev …)
+   * may appear; `serialized` tells whether the input rows have an order.
+   */
+  rowFunctions?: { serialized: boolean };
   /** Binds a call of a let-declared function; undefined when no such function is in scope. */
   userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
 }

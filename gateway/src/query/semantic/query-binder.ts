@@ -55,6 +55,10 @@ const MAX_SOURCES = 64;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();
+  /** Relations whose rows have an order (sort, top, serialize, range, datatable and what keeps it). */
+  private readonly serialized = new WeakSet<Rel>();
+  /** Whether the input of the operator being bound is serialized (for row functions). */
+  private inputSerialized = false;
   /** What names mean here: changes with each let, function call and `as`. */
   private scope: Scope = EMPTY_SCOPE;
   private letDepth = 0;
@@ -279,8 +283,11 @@ export class QueryBinder {
       lets: this.scope.scalars,
       nowUs: this.options.nowUs,
       userFunction: (call, caller) => this.userScalarCall(call, caller),
+      // extend/project/serialize items may use row functions over the input's order.
+      ...(sameOperator ? { rowFunctions: { serialized: this.inputSerialized || sameOperator.serializes === true } } : {}),
     };
     if (sameOperator && sameOperator.names.size > 0) return new SameOperatorBinder(ctx, sameOperator);
+    if (sameOperator) return new ExprBinder(ctx);
     return new ExprBinder(ctx);
   }
 
@@ -297,13 +304,22 @@ export class QueryBinder {
       } else if (op.kind === 'invoke') {
         rel = this.callSource({ ...op.call, args: [{ kind: 'tabular', tabular: before() }, ...op.call.args] });
       } else {
-        rel = this.operator(rel, op);
+        const input = rel;
+        this.inputSerialized = this.serialized.has(input);
+        rel = this.operator(input, op);
+        if (keepsOrder(op, this.inputSerialized)) this.serialized.add(rel);
       }
     });
     return rel;
   }
 
   private source(src: Source): Rel {
+    const rel = this.sourceRel(src);
+    if (src.kind === 'range' || src.kind === 'datatable' || src.kind === 'print') this.serialized.add(rel);
+    return rel;
+  }
+
+  private sourceRel(src: Source): Rel {
     if (++this.sources > MAX_SOURCES) throw queryError(`The query reads more than ${MAX_SOURCES} tables.`, src.span);
     switch (src.kind) {
       case 'table':
@@ -519,6 +535,8 @@ export class QueryBinder {
         return this.project(input, columns, op.items);
       case 'extend':
         return this.extend(input, columns, op.items);
+      case 'serialize':
+        return this.extend(input, columns, op.items, true);
       case 'project-away': {
         const away = new Set<string>();
         for (const n of op.names) {
@@ -765,11 +783,11 @@ export class QueryBinder {
    * extend: existing columns stay; a new column with an existing name replaces it in place. Every
    * item reads the input row (Kusto): `extend x = x + 1, y = x` gives y the input x.
    */
-  private extend(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
+  private extend(input: Rel, columns: Column[], items: NamedExpr[], serializes = false): Rel {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
-    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared };
+    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes };
     for (const item of items) {
       if (item.expr.kind === 'star') throw queryError("'*' is not allowed in extend.", item.span);
       const b = this.exprBinder(columns, sameOperator).bind(item.expr);
@@ -1022,6 +1040,29 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
 interface SameOperatorNames {
   operator: 'extend' | 'project';
   names: Set<string>;
+  /** serialize: its items see serialized rows whatever the input. */
+  serializes?: boolean;
+}
+
+/** Operators after which rows keep (or get) an order. */
+function keepsOrder(op: Operator, inputSerialized: boolean): boolean {
+  switch (op.kind) {
+    case 'sort':
+    case 'top':
+    case 'serialize':
+      return true;
+    case 'where':
+    case 'project':
+    case 'project-away':
+    case 'project-rename':
+    case 'extend':
+    case 'take':
+    case 'parse':
+    case 'mv-expand':
+      return inputSerialized;
+    default:
+      return false;
+  }
 }
 
 /**

@@ -5,7 +5,15 @@
  * column names never appear in statements, and two columns whose names differ only by case (legal
  * in KQL, not in DuckDB) cannot collide.
  */
-import type { Sql } from '../sql/sql.js';
+import { Ident, type Sql } from '../sql/sql.js';
+
+/**
+ * Stands for the current row order inside a window (`row_number() OVER (ROW_ORDER)`): the
+ * binder does not know which hidden columns carry the order, the SQL generator does and puts
+ * `ORDER BY …` there. A project using it runs where all rows are (the gateway's merge).
+ */
+export const ROW_ORDER = new Ident('\u0000row_order');
+
 import type { KqlType } from '../types.js';
 
 export interface Column {

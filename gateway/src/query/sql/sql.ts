@@ -61,6 +61,21 @@ export function join(parts: readonly SqlPart[], separator: ', ' | ' AND ' | ' OR
 
 export const EMPTY = new Sql([''], []);
 
+/** Whether `node` contains the identifier `marker` (the same object). */
+export function contains(node: SqlPart, marker: Ident): boolean {
+  if (node === marker) return true;
+  return node instanceof Sql && node.values.some((v) => contains(v, marker));
+}
+
+/** `node` with every occurrence of the identifier `marker` (the same object) replaced. */
+export function substitute(node: Sql, marker: Ident, replacement: Sql): Sql {
+  if (!contains(node, marker)) return node;
+  return new Sql(
+    node.strings,
+    node.values.map((v) => (v === marker ? replacement : v instanceof Sql ? substitute(v, marker, replacement) : v)),
+  );
+}
+
 /**
  * SQL keywords and function names chosen by the engine from fixed tables (never from user text).
  * The argument type is a string literal union at the call sites that matter; `trusted` exists so

@@ -55,6 +55,8 @@ export type Operator =
   | { kind: 'project-away'; names: { name: string; span: Span }[]; span: Span }
   | { kind: 'project-rename'; items: { name: string; nameSpan: Span; from: string; fromSpan: Span }[]; span: Span }
   | { kind: 'extend'; items: NamedExpr[]; span: Span }
+  /** `serialize [name = expr, …]`: the rows get an order (the current one); items extend. */
+  | { kind: 'serialize'; items: NamedExpr[]; span: Span }
   | { kind: 'summarize'; aggregates: NamedExpr[]; by: NamedExpr[]; span: Span }
   | { kind: 'count'; span: Span }
   | { kind: 'distinct'; items: NamedExpr[]; span: Span }

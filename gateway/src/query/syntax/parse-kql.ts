@@ -477,6 +477,9 @@ class Converter {
         return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
       case 'ExtendOperator':
         return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+      case 'SerializeOperator':
+        this.noParameters(node, 'serialize');
+        return { kind: 'serialize', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
       case 'ProjectAwayOperator':
         return {
           kind: 'project-away',

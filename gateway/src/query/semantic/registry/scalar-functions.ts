@@ -4,6 +4,7 @@
  * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
  */
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -80,4 +81,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
+  ...ROW_FUNCTIONS,
 ];
