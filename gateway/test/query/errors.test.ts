@@ -52,7 +52,7 @@ describe('query refusals', () => {
       ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
       ['Logs | sample 3', 'sample'],
-      ['Logs | getschema', 'getschema'],
+      ['Logs | facet by host', 'facet'],
       ['Logs | evaluate bag_unpack(host)', 'evaluate'],
     ]) {
       const err = refusal(query as string);

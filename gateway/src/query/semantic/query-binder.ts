@@ -567,10 +567,51 @@ export class QueryBinder {
         return this.summarize(
           input,
           columns,
-          [{ name: 'Count', expr: { kind: 'call', name: 'count', nameSpan: op.span, args: [], span: op.span }, span: op.span }],
+          [
+            {
+              name: op.name ?? 'Count',
+              expr: { kind: 'call', name: 'count', nameSpan: op.span, args: [], span: op.span },
+              span: op.span,
+            },
+          ],
           [],
           op.span,
         );
+      case 'project-keep': {
+        const keep = new Set<Column>();
+        for (const p of op.patterns) {
+          const matched = columns.filter((c) => matchesPattern(c.name, p.pattern));
+          if (matched.length === 0 && !p.pattern.includes('*'))
+            throw queryError(`The column '${p.pattern}' does not exist.`, p.span);
+          for (const c of matched) keep.add(c);
+        }
+        const kept = columns.filter((c) => keep.has(c));
+        return { kind: 'project', input, outputs: kept.map((c) => ({ col: c, sql: identOf(c) })), columns: kept };
+      }
+      case 'project-reorder': {
+        const first: Column[] = [];
+        for (const p of op.patterns) {
+          let matched = columns.filter((c) => matchesPattern(c.name, p.pattern) && !first.includes(c));
+          if (matched.length === 0 && !p.pattern.includes('*'))
+            throw queryError(`The column '${p.pattern}' does not exist.`, p.span);
+          if (p.order) matched = [...matched].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          if (p.order === 'desc') matched.reverse();
+          first.push(...matched);
+        }
+        const ordered = [...first, ...columns.filter((c) => !first.includes(c))];
+        return { kind: 'project', input, outputs: ordered.map((c) => ({ col: c, sql: identOf(c) })), columns: ordered };
+      }
+      case 'getschema': {
+        const out = GETSCHEMA_COLUMNS.map(([name, type]) => this.newColumn(name, type));
+        const rows = columns.map((c, i) => [
+          sql`${str(c.name)}`,
+          sql`${int(i)}`,
+          sql`${str(DATA_TYPE[c.type])}`,
+          sql`${str(c.type === 'real' ? 'real' : c.type)}`,
+        ]);
+        // The input is not read (only its columns matter).
+        return { kind: 'values', columns: out, rows };
+      }
       case 'distinct': {
         const items: NamedExpr[] =
           op.items.length === 1 && op.items[0]?.expr.kind === 'star'
@@ -1044,6 +1085,30 @@ interface SameOperatorNames {
   serializes?: boolean;
 }
 
+/** Whether a column name matches a project-keep/project-reorder pattern (`*` any run of characters). */
+function matchesPattern(name: string, pattern: string): boolean {
+  if (!pattern.includes('*')) return name === pattern;
+  return new RegExp(`^${pattern.split('*').map(escapeRegex).join('.*')}$`).test(name);
+}
+
+/** getschema's columns, and the .NET type Kusto reports for each KQL type. */
+const GETSCHEMA_COLUMNS: [string, KqlType][] = [
+  ['ColumnName', 'string'],
+  ['ColumnOrdinal', 'long'],
+  ['DataType', 'string'],
+  ['ColumnType', 'string'],
+];
+const DATA_TYPE: Record<KqlType, string> = {
+  string: 'System.String',
+  long: 'System.Int64',
+  real: 'System.Double',
+  bool: 'System.SByte',
+  datetime: 'System.DateTime',
+  timespan: 'System.TimeSpan',
+  guid: 'System.Guid',
+  dynamic: 'System.Object',
+};
+
 /** Operators after which rows keep (or get) an order. */
 function keepsOrder(op: Operator, inputSerialized: boolean): boolean {
   switch (op.kind) {
@@ -1055,6 +1120,8 @@ function keepsOrder(op: Operator, inputSerialized: boolean): boolean {
     case 'project':
     case 'project-away':
     case 'project-rename':
+    case 'project-keep':
+    case 'project-reorder':
     case 'extend':
     case 'take':
     case 'parse':

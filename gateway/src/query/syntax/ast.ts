@@ -58,7 +58,16 @@ export type Operator =
   /** `serialize [name = expr, …]`: the rows get an order (the current one); items extend. */
   | { kind: 'serialize'; items: NamedExpr[]; span: Span }
   | { kind: 'summarize'; aggregates: NamedExpr[]; by: NamedExpr[]; span: Span }
-  | { kind: 'count'; span: Span }
+  /** `count [as Name]`. */
+  | { kind: 'count'; name?: string; span: Span }
+  /** Column names or wildcard patterns (`a*`). */
+  | { kind: 'project-keep'; patterns: { pattern: string; span: Span }[]; span: Span }
+  | {
+      kind: 'project-reorder';
+      patterns: { pattern: string; order?: 'asc' | 'desc' | 'granny-asc' | 'granny-desc'; span: Span }[];
+      span: Span;
+    }
+  | { kind: 'getschema'; span: Span }
   | { kind: 'distinct'; items: NamedExpr[]; span: Span }
   | { kind: 'take'; count: Expr; span: Span }
   | { kind: 'sort'; keys: SortKey[]; span: Span }

@@ -519,9 +519,35 @@ class Converter {
           span,
         };
       }
-      case 'CountOperator':
-        if (prop(node, 'AsIdentifier')) throw queryError("count's `as` clause is not supported.", span);
-        return { kind: 'count', span };
+      case 'CountOperator': {
+        const as = prop(node, 'AsIdentifier');
+        if (!as) return { kind: 'count', span };
+        // The clause holds a bare identifier token: `as Name`.
+        const name = /^as\s+([A-Za-z_][\w]*)$/i.exec(this.source(as).trim())?.[1];
+        if (!name) throw queryError('count as takes a plain column name.', spanOf(as));
+        return { kind: 'count', name, span };
+      }
+      case 'ProjectKeepOperator':
+        return {
+          kind: 'project-keep',
+          patterns: elements(node, 'Expressions').map((e) => ({ pattern: this.columnPattern(e), span: spanOf(e) })),
+          span,
+        };
+      case 'ProjectReorderOperator':
+        return {
+          kind: 'project-reorder',
+          patterns: elements(node, 'Expressions').map((e) => {
+            if (shortName(e) !== 'OrderedExpression') return { pattern: this.columnPattern(e), span: spanOf(e) };
+            const dir = tokenText(prop(req(e, 'Ordering'), 'AscOrDescKeyword')).toLowerCase();
+            const order = dir === 'asc' || dir === 'desc' ? dir : undefined;
+            if (!order) throw queryError('project-reorder orders by asc or desc (granny-asc/desc are not supported).', spanOf(e));
+            return { pattern: this.columnPattern(req(e, 'Expression')), order, span: spanOf(e) };
+          }),
+          span,
+        };
+      case 'GetSchemaOperator':
+        this.noParameters(node, 'getschema');
+        return { kind: 'getschema', span };
       case 'DistinctOperator':
         this.noParameters(node, 'distinct');
         return { kind: 'distinct', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
@@ -563,6 +589,13 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** A column name or a wildcard pattern (`a*`, `*Id`) in project-keep / project-reorder. */
+  private columnPattern(node: KNode): string {
+    if (shortName(node) !== 'NameReference') throw queryError('A column name or pattern was expected.', spanOf(node));
+    const name = req(node, 'Name');
+    return shortName(name) === 'WildcardedName' ? this.source(name).trim() : this.referencedName(node);
   }
 
   /** `mv-expand [kind=bag|array] [with_itemindex=I] [Name =] e [to typeof(T)], … [limit N]`. */
