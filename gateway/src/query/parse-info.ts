@@ -69,6 +69,7 @@ const SUPPORTED_OPERATORS = new Set([
   'join',
   'lookup',
   'mv-expand',
+  'parse-where',
   'serialize',
   'project-keep',
   'project-reorder',

@@ -960,6 +960,13 @@ export class QueryBinder {
     return { kind: 'project', input: finalRel, outputs: post, columns: post.map((o) => o.col) };
   }
 
+  /**
+   * parse and parse-where. The pattern becomes one regex searched in the text: string constants
+   * literally (simple, relaxed) or as regexes (regex), `*` skips the shortest text, a column takes
+   * the shortest text up to what follows (the last one the rest). simple and regex are strict: when
+   * the text does not match or a typed column does not convert, every extracted column is null (""
+   * for strings) and parse-where drops the row; relaxed keeps the columns that convert.
+   */
   private parse(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'parse' }>): Rel {
     const binder = this.exprBinder(columns);
     const source = convert(binder.bind(op.source), 'string', 'parse');
@@ -967,7 +974,9 @@ export class QueryBinder {
     const captures: { name: string; type: KqlType; group: number; span: Span }[] = [];
     op.parts.forEach((part, i) => {
       if (part.kind === 'text') {
-        regex += `(?:${part.text})`;
+        regex += op.mode === 'regex' ? `(?:${part.text})` : escapeRegex(part.text);
+      } else if (part.kind === 'star') {
+        regex += '.*?';
       } else {
         const last = i === op.parts.length - 1;
         // The last column takes the rest of the text; others the shortest match.
@@ -975,27 +984,38 @@ export class QueryBinder {
         captures.push({ name: part.name, type: part.type ?? 'string', group: captures.length + 1, span: part.span });
       }
     });
-    if (captures.length === 0) throw queryError('parse needs at least one column to extract.', op.span);
-    void escapeRegex;
+    if (captures.length === 0)
+      throw queryError(`${op.where ? 'parse-where' : 'parse'} needs at least one column to extract.`, op.span);
     const text = strSql(source);
-    const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
+    const matches = sql`regexp_matches(${text}, ${str(regex)})`;
     const seen = new Set<string>();
-    for (const cap of captures) {
+    const values = captures.map((cap) => {
       if (seen.has(cap.name)) throw queryError(`A column with the name '${cap.name}' is already declared.`, cap.span);
       seen.add(cap.name);
       const raw: Bound = {
         type: 'string',
-        sql: sql`(CASE WHEN regexp_matches(${text}, ${str(regex)}) THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
+        sql: sql`(CASE WHEN ${matches} THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
         notNull: true,
         span: cap.span,
       };
-      const value = cap.type === 'string' ? raw : convert(raw, cap.type, 'parse');
+      return { cap, value: cap.type === 'string' ? raw : convert(raw, cap.type, 'parse') };
+    });
+    // Strict modes: the text matched and every typed column converted.
+    const typed = values.filter((v) => v.cap.type !== 'string').map((v) => sql`${v.value.sql} IS NOT NULL`);
+    const ok = op.mode === 'relaxed' || typed.length === 0 ? matches : sql`(${matches} AND ${join(typed, ' AND ')})`;
+    const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
+    for (const { cap, value } of values) {
+      const strict = op.mode !== 'relaxed' && typed.length > 0;
+      const sqlValue = strict
+        ? sql`(CASE WHEN ${ok} THEN ${value.sql} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
+        : value.sql;
       const col: Column = { name: cap.name, type: cap.type, id: this.ids.column() };
       const at = outputs.findIndex((o) => o.col.name === cap.name);
-      if (at >= 0) outputs[at] = { col, sql: value.sql };
-      else outputs.push({ col, sql: value.sql });
+      if (at >= 0) outputs[at] = { col, sql: sqlValue };
+      else outputs.push({ col, sql: sqlValue });
     }
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
+    const filtered: Rel = op.where ? { kind: 'filter', input, predicate: ok, columns } : input;
+    return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) };
   }
 
   /**

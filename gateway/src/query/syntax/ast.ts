@@ -47,6 +47,8 @@ export interface SortKey {
 
 export type ParsePatternPart =
   | { kind: 'text'; text: string; span: Span }
+  /** `*`: skip any text (shortest). */
+  | { kind: 'star'; span: Span }
   | { kind: 'column'; name: string; type?: KqlType; span: Span };
 
 export type Operator =
@@ -73,7 +75,15 @@ export type Operator =
   | { kind: 'sort'; keys: SortKey[]; span: Span }
   | { kind: 'top'; count: Expr; key: SortKey; span: Span }
   | { kind: 'union'; tables: TabularExpr[]; options?: UnionOptions; span: Span }
-  | { kind: 'parse'; source: Expr; parts: ParsePatternPart[]; span: Span }
+  /** `parse` and `parse-where` (`where`: rows that do not parse are dropped). */
+  | {
+      kind: 'parse';
+      mode: 'simple' | 'regex' | 'relaxed';
+      where?: boolean;
+      source: Expr;
+      parts: ParsePatternPart[];
+      span: Span;
+    }
   /** `as Name`: the input, also known as Name for the rest of the query. */
   | { kind: 'as'; name: string; nameSpan: Span; span: Span }
   /** `invoke f(args)`: f called with the input as its first (tabular) argument. */

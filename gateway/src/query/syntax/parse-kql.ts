@@ -564,6 +564,8 @@ class Converter {
         return this.unionOperator(node);
       case 'ParseOperator':
         return this.parseOperator(node);
+      case 'ParseWhereOperator':
+        return this.parseOperator(node, true);
       case 'AsOperator': {
         for (const p of elements(node, 'Parameters')) {
           // hint.materialized only says how Kusto caches the value; the answer is the same.
@@ -724,7 +726,8 @@ class Converter {
     return key;
   }
 
-  private parseOperator(node: KNode): Operator {
+  private parseOperator(node: KNode, where = false): Operator {
+    const op = where ? 'parse-where' : 'parse';
     const params = elements(node, 'Parameters');
     let kindValue = 'simple';
     for (const p of params) {
@@ -733,17 +736,19 @@ class Converter {
         .trim()
         .replace(/^['"]|['"]$/g, '')
         .toLowerCase();
-      if (name !== 'kind') throw queryError(`The parameter '${name}' of 'parse' is not supported.`, spanOf(p));
+      if (name !== 'kind') throw queryError(`The parameter '${name}' of '${op}' is not supported.`, spanOf(p));
       kindValue = value;
     }
-    if (kindValue !== 'regex') throw queryError(`parse kind=${kindValue} is not supported; use kind=regex.`, spanOf(node));
+    const modes = where ? ['simple', 'regex'] : ['simple', 'regex', 'relaxed'];
+    if (!modes.includes(kindValue)) throw queryError(`${op} kind=${kindValue} is not supported.`, spanOf(node));
+    const mode = kindValue as 'simple' | 'regex' | 'relaxed';
     const parts: ParsePatternPart[] = [];
     for (const p of elements(node, 'Patterns')) {
       const kind = shortName(p);
       if (kind === 'LiteralExpression' || kind === 'CompoundStringLiteralExpression') {
         parts.push({ kind: 'text', text: this.stringValue(p), span: spanOf(p) });
       } else if (kind === 'StarExpression') {
-        parts.push({ kind: 'text', text: '.*?', span: spanOf(p) });
+        parts.push({ kind: 'star', span: spanOf(p) });
       } else if (kind === 'NameDeclaration') {
         parts.push({ kind: 'column', name: this.declaredName(p), span: spanOf(p) });
       } else if (kind === 'NameAndTypeDeclaration') {
@@ -756,7 +761,9 @@ class Converter {
         throw queryError(`'${this.snippet(p)}' is not supported in a parse pattern.`, spanOf(p));
       }
     }
-    return { kind: 'parse', source: this.expr(req(node, 'Expression')), parts, span: spanOf(node) };
+    const out: Operator = { kind: 'parse', mode, source: this.expr(req(node, 'Expression')), parts, span: spanOf(node) };
+    if (where) out.where = true;
+    return out;
   }
 
   private named(node: KNode): NamedExpr {
