@@ -29,15 +29,26 @@ describe('parse modes and parse-where', () => {
   });
 
   it('simple is strict (a typed column that does not convert empties every column); relaxed keeps the others', async () => {
-    const q = (kind: string) =>
-      `Logs | where message startswith "Invalid" | parse ${kind} message with "user " who " from " ip:long | project who, ip`;
+    const q = (kind: string, type: string) =>
+      `Logs | where message startswith "Invalid" | parse ${kind} message with "user " who " from " ip:${type} | project who, ip`;
     const rows = LOGS.filter((l) => l.message.startsWith('Invalid'));
+    // "10.0.0.1" is no datetime: strict modes empty every column, relaxed only that one.
     assert.deepEqual(
-      (await run(q(''))).results,
+      (await run(q('', 'datetime'))).results,
       rows.map(() => ({ who: '', ip: null })),
     );
     assert.deepEqual(
-      (await run(q('kind=relaxed'))).results,
+      (await run(q('kind=relaxed', 'datetime'))).results,
+      rows.map(() => ({ who: 'admin', ip: null })),
+    );
+    // A long column takes the number the text starts with (Kusto's pattern for longs); relaxed
+    // takes the whole rest, which is no long.
+    assert.deepEqual(
+      (await run(q('', 'long'))).results,
+      rows.map(() => ({ who: 'admin', ip: 10 })),
+    );
+    assert.deepEqual(
+      (await run(q('kind=relaxed', 'long'))).results,
       rows.map(() => ({ who: 'admin', ip: null })),
     );
   });

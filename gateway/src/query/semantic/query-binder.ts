@@ -962,8 +962,9 @@ export class QueryBinder {
 
   /**
    * parse and parse-where. The pattern becomes one regex searched in the text: string constants
-   * literally (simple, relaxed) or as regexes (regex), `*` skips the shortest text, a column takes
-   * the shortest text up to what follows (the last one the rest). simple and regex are strict: when
+   * literally (simple, relaxed) or as regexes (regex), `*` skips the shortest text, a long or real
+   * column takes a number (not in relaxed), any other column the shortest text up to what follows (the last one the
+   * rest). simple and regex are strict: when
    * the text does not match or a typed column does not convert, every extracted column is null (""
    * for strings) and parse-where drops the row; relaxed keeps the columns that convert.
    */
@@ -979,8 +980,11 @@ export class QueryBinder {
         regex += '.*?';
       } else {
         const last = i === op.parts.length - 1;
-        // The last column takes the rest of the text; others the shortest match.
-        regex += last ? '(.*)' : '(.*?)';
+        // In the strict modes a number column takes a number (Kusto's pattern for the type); any
+        // other column the shortest text up to what follows, the last one the rest of the text.
+        const type = op.mode === 'relaxed' ? 'string' : (part.type ?? 'string');
+        regex +=
+          type === 'long' ? '(-?\\d+)' : type === 'real' ? '(-?\\d+(?:\\.\\d+)?(?:[eE][-+]?\\d+)?)' : last ? '(.*)' : '(.*?)';
         captures.push({ name: part.name, type: part.type ?? 'string', group: captures.length + 1, span: part.span });
       }
     });

@@ -1020,7 +1020,14 @@ export function parseKql(text: string, limits: ParseLimits = DEFAULT_PARSE_LIMIT
   const datatableValues = new Map<number, Expr[]>();
   for (const block of scan.datatableValues) {
     if (block.end > body.length || block.start < 6) continue;
-    const padded = `${' '.repeat(block.start - 6)}print ${withoutTrailingComma(body.slice(block.start, block.end))}`;
+    const values = withoutTrailingComma(body.slice(block.start, block.end));
+    if (/^(?:\s|\/\/[^\n]*)*$/.test(values)) {
+      // `datatable(…)[]`: no rows (print would find no expression).
+      datatableValues.set(block.start, []);
+      body = body.slice(0, block.start) + ' '.repeat(block.end - block.start) + body.slice(block.end);
+      continue;
+    }
+    const padded = `${' '.repeat(block.start - 6)}print ${values}`;
     const valuesCode = K.KustoCode.Parse(padded);
     throwFirstError(valuesCode.GetDiagnostics());
     checkTreeDepth(valuesCode.Syntax, limits);
