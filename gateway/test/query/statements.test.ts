@@ -126,8 +126,8 @@ describe('statements: let functions, materialize, as, invoke, set, query paramet
       2, "y", // a trailing comma
     ] | summarize s = sum(a), n = count()`);
     assert.deepEqual(r.results, [{ s: 3, n: 2 }]);
-    const empty = await run('datatable(a:long, b:string) [ // no rows
-] | summarize n = count()');
+    const empty = await run(`datatable(a:long, b:string) [ // no rows
+    ] | summarize n = count()`);
     assert.deepEqual(empty.results, [{ n: 0 }]);
   });
 
