@@ -49,7 +49,6 @@ const SAMPLES: Record<string, string> = {
   gettype: 'T | extend gettype(d)',
   row_window_session: 'T | serialize | extend row_window_session(timestamp, 1h, 5m)',
   extract_all: 'T | extend extract_all("a", s)',
-  make_bag: 'T | summarize make_bag(d)',
   percentilew: 'T | summarize percentilew(x, x, 50)',
   hll: 'T | summarize hll(x)',
   tdigest: 'T | summarize tdigest(x)',

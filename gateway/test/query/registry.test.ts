@@ -116,6 +116,8 @@ const SAMPLES: Record<string, string> = {
   take_anyif: 'take_anyif(s, b)',
   stdevif: 'stdevif(y, b)',
   varianceif: 'varianceif(x, b)',
+  make_bag: 'make_bag(d)',
+  make_bag_if: 'make_bag_if(d, b, 10)',
   stdevp: 'stdevp(x)',
   variancep: 'variancep(y)',
   percentiles_array: 'percentiles_array(x, 50, 95)',
