@@ -119,6 +119,28 @@ describe('…if aggregates, population spread, lists with nulls, percentiles_arr
     }
   });
 
+  it('binary_all_and, binary_all_or and binary_all_xor combine the group’s longs bit by bit', async () => {
+    const rows = await perLevel(
+      'Logs | where isnotnull(latencyMs) | extend v = latencyMs + 1000 | summarize binary_all_and(v), binary_all_or(v), binary_all_xor(v) by level',
+    );
+    for (const level of LEVELS) {
+      const vs = nums(byLevel(level).map((l) => l.latencyMs)).map((v) => v + 1000);
+      const row = rows.get(level) as Record<string, unknown>;
+      assert.equal(
+        row.v,
+        vs.reduce((a, b) => a & b),
+      );
+      assert.equal(
+        row.v1,
+        vs.reduce((a, b) => a | b),
+      );
+      assert.equal(
+        row.v2,
+        vs.reduce((a, b) => a ^ b),
+      );
+    }
+  });
+
   it('take_anyif takes a value from a row where the condition holds', async () => {
     const r = await run('Logs | summarize take_anyif(host, host startswith "web") by level', { columnsOnly: true });
     assert.deepEqual(r.header, ['level', 'host']);

@@ -377,6 +377,17 @@ export function varianceDef(kind: 'stdev' | 'variance' | 'stdevp' | 'variancep')
   };
 }
 
+/** binary_all_and / _or / _xor: the bitwise combination of the group's longs (each merges itself). */
+export function binaryAllDef(op: 'and' | 'or' | 'xor'): AggregateDef {
+  return (call, row, env) => {
+    args(call, 1);
+    const x = row.bind(call.args[0] as Expr);
+    if (x.type !== 'long') throw queryError(`The argument of '${call.name}' must be a long; this is a ${x.type}.`, x.span);
+    const fn = (v: Sql) => (op === 'and' ? sql`bit_and(${v})` : op === 'or' ? sql`bit_or(${v})` : sql`bit_xor(${v})`);
+    return single(env, sql`${fn(x.sql)}${filterClause(env)}`, 'BIGINT', fn, 'long');
+  };
+}
+
 /**
  * make_bag: the property bags of the group merged into one (other values are ignored). Kusto
  * keeps an arbitrary value when a key repeats; here the smallest by its JSON text, so the answer
