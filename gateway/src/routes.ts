@@ -7,6 +7,7 @@ import { incidentRoutes } from './incidents/incident-routes.js';
 import { inflowRoutes } from './inflow/inflow-routes.js';
 import { queryRoutes } from './query/query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
+import { lifecycleRoutes } from './storage/lifecycle-routes.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
@@ -21,6 +22,7 @@ export function allRoutes(): RouteDef[] {
     ...groupRoutes,
     ...inflowRoutes,
     ...queryRoutes,
+    ...lifecycleRoutes,
   ];
   routes.push({
     method: 'GET',

@@ -5,6 +5,7 @@ import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
 import { DirectoryRepository } from './directory/directory-repository.js';
@@ -16,6 +17,8 @@ import { IncidentService } from './incidents/incident-service.js';
 import type { LeaderState } from './leader-state.js';
 import { SettingsRepository } from './settings/settings-repository.js';
 import { settingsHandlers } from './settings/settings-service.js';
+import { storagePolicyHandlers } from './storage-policy/storage-policy-grpc.js';
+import { StoragePolicyRepository } from './storage-policy/storage-policy-repository.js';
 
 /**
  * Every gRPC service the master serves. Each area adds its service here; handlers reach the
@@ -57,6 +60,14 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       implementation: implementService(
         SettingsServiceService,
         settingsHandlers(() => new SettingsRepository(leader().store)),
+        log,
+      ),
+    },
+    {
+      definition: StoragePolicyServiceService,
+      implementation: implementService(
+        StoragePolicyServiceService,
+        storagePolicyHandlers(() => new StoragePolicyRepository(leader().store)),
         log,
       ),
     },

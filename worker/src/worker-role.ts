@@ -14,6 +14,8 @@ import {
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { workerCores } from './cpu-budget.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
+import { StoragePolicyPoller } from './storage-policy-poller.js';
+import { workerStorageService } from './storage/worker-storage-service.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
 import { segmentService } from './ingest/segment-service.js';
@@ -35,6 +37,8 @@ export interface WorkerServiceDeps {
   cores: number;
   /** Live Service.Search.Executor.* limits (`executorSettings.current()`). */
   executorSettings: ExecutorSettingsPoller;
+  /** The storage policy from the master (retention, schema drops). */
+  storagePolicy: StoragePolicyPoller;
   log: Logger;
   ctx: RoleContext;
 }
@@ -47,6 +51,7 @@ const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry
   ({ storage, log }) => ingestService(storage, log),
   ({ storage, log }) => segmentService(storage, log),
   ({ storage, executorSettings, log, cores }) => queryService(storage, executorSettings, log, { cores }),
+  ({ storage, storagePolicy, log }) => workerStorageService(storage, storagePolicy, log),
 ];
 
 /** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */
@@ -60,6 +65,7 @@ export interface WorkerTestOptions {
 export interface WorkerHandle extends RoleHandle {
   readonly storage: StorageEngine;
   readonly executorSettings: ExecutorSettingsPoller;
+  readonly storagePolicy: StoragePolicyPoller;
   /** The endpoint registered with the coordinator (the bound port when the config said 0). */
   readonly endpoint: string;
 }
@@ -99,6 +105,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     componentLogger(ctx.log, 'executor-settings'),
   );
   let storage: StorageEngine | undefined;
+  let storagePolicy: StoragePolicyPoller | undefined;
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
   try {
@@ -120,7 +127,12 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         log,
       ),
     };
-    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, cores, executorSettings, log, ctx }))];
+    storagePolicy = new StoragePolicyPoller(ctx.coordinator, ctx.channels, opened, componentLogger(ctx.log, 'storage-policy'));
+    const policy = storagePolicy;
+    const services = [
+      health,
+      ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, cores, executorSettings, storagePolicy: policy, log, ctx })),
+    ];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services, ctx.identity, (refusal) =>
       log.warn(refusal, 'refused an internal call: the caller lacks the role'),
     );
@@ -145,6 +157,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       registered.update(state).catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
     });
     executorSettings.start();
+    policy.start();
     log.info({ endpoint, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
 
     let stopping = false;
@@ -152,6 +165,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       name: 'backend',
       storage: opened,
       executorSettings,
+      storagePolicy: policy,
       endpoint,
       readiness: () =>
         stopping
@@ -164,6 +178,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         stopping = true;
         guard.stop();
         await executorSettings.stop();
+        await policy.stop();
         await registered.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
         if (server) await stopGrpcServer(server);
         await opened.close();
@@ -173,6 +188,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
   } catch (err) {
     guard.stop();
     await executorSettings.stop();
+    await storagePolicy?.stop();
     await lease?.revoke().catch(() => undefined);
     if (server) await stopGrpcServer(server, 0);
     await storage?.close().catch(() => undefined);

@@ -26,11 +26,18 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
     callers: ['gateway'],
     methods: { GetExecutorSettings: ['gateway', 'backend'] },
   },
+  // The storage policy: gateways change it, workers poll it to enforce retention and schema drops.
+  'strata.storage.v1.StoragePolicyService': {
+    server: 'database',
+    callers: ['gateway'],
+    methods: { GetStoragePolicy: ['gateway', 'backend'] },
+  },
   // Worker data paths: writes and query fragments come from gateways, segment duties from the master.
   'strata.ingest.v1.IngestService': { server: 'backend', callers: ['gateway'] },
   'strata.query.v1.QueryService': { server: 'backend', callers: ['gateway'] },
   'strata.ingest.v1.SegmentService': { server: 'backend', callers: ['database'] },
   'strata.worker.v1.WorkerService': { server: 'backend', callers: ['gateway', 'database'] },
+  'strata.storage.v1.WorkerStorageService': { server: 'backend', callers: ['gateway'] },
 };
 
 /** `/strata.query.v1.QueryService/ExecuteFragment` → service and method names. */

@@ -87,28 +87,34 @@ export async function compactSegments(
 
     const columns = ctx.tables.getById(table.tableId)!.columns.map((c) => ({ ...c }));
     const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
+    // Rows past retention are left behind: this is where segments straddling the cut lose them.
+    // (Checked integer microseconds, so inlining the bound is safe.)
+    const cutoffUs = ctx.retention.cutoffUs(table.accountId, table.schema);
+    const kept = cutoffUs === undefined ? '' : ` WHERE "timestamp" >= make_timestamp(${Math.trunc(cutoffUs)}::BIGINT)`;
     await mkdir(path.dirname(finalPath), { recursive: true });
-    await conn.run(`COPY (SELECT * FROM (${union}) ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
-    const rowCount = segments.reduce((n, s) => n + s.rowCount, 0);
+    await conn.run(`COPY (SELECT * FROM (${union})${kept} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
+    const expected = kept
+      ? Number(((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n)
+      : segments.reduce((n, s) => n + s.rowCount, 0);
     const written = (
-      await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(tmpPath)})`)
-    ).getRowObjectsJS()[0] as { n: bigint };
-    if (Number(written.n) !== rowCount)
-      throw new StrataError('internal', `Compaction wrote ${written.n} rows instead of ${rowCount}.`);
+      await conn.runAndReadAll(
+        `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM read_parquet(${quoteLiteral(tmpPath)})`,
+      )
+    ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
+    const rowCount = Number(written.n);
+    if (rowCount !== expected) throw new StrataError('internal', `Compaction wrote ${written.n} rows instead of ${expected}.`);
     await publishFile(tmpPath, finalPath);
     published = true;
     const byteSize = (await stat(finalPath)).size;
     ctx.guard.noteWritten(byteSize);
-    const mins = segments.map((s) => s.minTsUs).filter((v): v is number => v !== null);
-    const maxs = segments.map((s) => s.maxTsUs).filter((v): v is number => v !== null);
     const merged: SegmentInfo = {
       segmentId,
       tableId: table.tableId,
       accountId: table.accountId,
       schema: table.schema,
       fileName,
-      minTsUs: mins.length ? Math.min(...mins) : null,
-      maxTsUs: maxs.length ? Math.max(...maxs) : null,
+      minTsUs: written.lo === null ? null : Number(written.lo),
+      maxTsUs: written.hi === null ? null : Number(written.hi),
       rowCount,
       byteSize,
       columns,

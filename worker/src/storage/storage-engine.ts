@@ -6,6 +6,8 @@ import type { ColumnTypeName } from '@strata/common';
 import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
+import { type Deleted, dropTable, expireTable } from './lifecycle.js';
+import { RetentionRules } from './retention-rules.js';
 import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
@@ -36,6 +38,8 @@ export interface StorageTuning {
   idempotencyMaxKeys: number;
   /** Group commit takes queued requests up to this many rows per transaction. */
   maxGroupRows: number;
+  /** How often rows past retention are deleted (a changed policy triggers a pass at once). */
+  retentionIntervalMs: number;
   /** Extra DuckDB settings of the hot buffer instance. */
   duckdbSettings: Record<string, string>;
 }
@@ -48,6 +52,7 @@ const DEFAULT_STORAGE_TUNING: StorageTuning = {
   idempotencyRetentionMs: 24 * 3600 * 1000,
   idempotencyMaxKeys: 1_000_000,
   maxGroupRows: 200_000,
+  retentionIntervalMs: 30_000,
   duckdbSettings: {},
 };
 
@@ -61,6 +66,18 @@ export interface StorageEngineOptions {
 }
 
 /** Result of openScan: one relation over the hot rows and segments of one schema. */
+/** What a worker holds of one schema of an account (DescribeStorage). */
+export interface SchemaUsage {
+  schema: string;
+  hotRows: number;
+  segmentRows: number;
+  segments: number;
+  segmentBytes: number;
+  /** µs since the epoch; 0 without rows. */
+  minTimestampUs: number;
+  maxTimestampUs: number;
+}
+
 export interface ScanHandle {
   connection: DuckDBConnection;
   relation: string;
@@ -126,6 +143,7 @@ export class StorageEngine {
   private lastCheckpoint = Date.now();
   private dirtySinceCheckpoint = false;
   private lastPrune = 0;
+  private lastExpiry = 0;
   private maxTermSeen = 0;
   private closed = false;
 
@@ -204,6 +222,7 @@ export class StorageEngine {
         ),
         catalogChanges: new CatalogChanges(),
         guard: options.guard,
+        retention: new RetentionRules(),
         paths,
         log: options.log,
       };
@@ -255,6 +274,11 @@ export class StorageEngine {
 
   get paths(): StoragePaths {
     return this.ctx.paths;
+  }
+
+  /** Free bytes on the data path at the free-space guard's last check. */
+  get freeBytes(): number {
+    return this.ctx.guard.freeBytes;
   }
 
   /** Stores an append durably; resolves once committed (see HotWriter). */
@@ -353,6 +377,119 @@ export class StorageEngine {
     this.dirtySinceCheckpoint = false;
   }
 
+  /**
+   * Puts a retention policy in force: scans stop returning older rows at once; maintenance deletes
+   * them (a pass runs at its next turn when the policy changed).
+   */
+  setRetention(rules: RetentionRules): void {
+    if (this.ctx.retention.sameAs(rules)) return;
+    this.ctx.retention = rules;
+    this.lastExpiry = 0;
+  }
+
+  /** Deletes rows past retention in every table now; returns what went. */
+  async expireNow(nowMs = Date.now()): Promise<Deleted> {
+    const total: Deleted = { rows: 0, segments: 0, bytes: 0 };
+    for (const table of this.ctx.tables.all()) {
+      if (this.closed) break;
+      const cutoffUs = this.ctx.retention.cutoffUs(table.accountId, table.schema, nowMs);
+      if (cutoffUs === undefined) continue;
+      const gone = await this.deleting(table, (conn) => expireTable(this.ctx, conn, table, cutoffUs));
+      if (gone.rows > 0 || gone.segments > 0) {
+        this.ctx.log.info({ accountId: table.accountId, schema: table.schema, ...gone }, 'rows past retention deleted');
+        workerMetrics().expiredRows.inc(gone.rows);
+      }
+      total.rows += gone.rows;
+      total.segments += gone.segments;
+      total.bytes += gone.bytes;
+    }
+    this.lastExpiry = Date.now();
+    await this.refreshUsageGauges();
+    return total;
+  }
+
+  /** Per account and schema rows and bytes as gauges (from the catalog and the hot-row counts). */
+  private async refreshUsageGauges(): Promise<void> {
+    const m = workerMetrics();
+    m.storedRows.reset();
+    m.storedBytes.reset();
+    const segments = await this.listSegments();
+    for (const table of this.ctx.tables.all()) {
+      const own = segments.filter((s) => s.tableId === table.tableId);
+      const labels = { account: table.accountId, schema: table.schema };
+      m.storedRows.set(labels, own.reduce((n, s) => n + s.rowCount, 0) + (this.hot.get(table.tableId)?.rows ?? 0));
+      m.storedBytes.set(labels, own.reduce((n, s) => n + s.byteSize, 0));
+    }
+  }
+
+  /** Deletes a schema of an account (every row and segment); a later append creates it afresh. */
+  async dropSchema(accountId: string, schema: string): Promise<Deleted> {
+    const table = this.ctx.tables.get(accountId, schema);
+    if (!table) return { rows: 0, segments: 0, bytes: 0 };
+    const gone = await this.deleting(table, (conn) => dropTable(this.ctx, conn, table));
+    this.ctx.log.info({ accountId, schema, ...gone }, 'schema dropped');
+    return gone;
+  }
+
+  /** What this worker holds of each schema of an account (usage figures). */
+  async describe(accountId: string): Promise<SchemaUsage[]> {
+    const segments = await this.listSegments(accountId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const out: SchemaUsage[] = [];
+      for (const table of this.ctx.tables.ofAccount(accountId)) {
+        const hot = (
+          await conn.runAndReadAll(
+            `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM ${quoteIdentifier(table.hotTable)}`,
+          )
+        ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
+        const own = segments.filter((s) => s.tableId === table.tableId);
+        const los = [...own.map((s) => s.minTsUs), hot.lo === null ? null : Number(hot.lo)].filter((v): v is number => v !== null);
+        const his = [...own.map((s) => s.maxTsUs), hot.hi === null ? null : Number(hot.hi)].filter((v): v is number => v !== null);
+        out.push({
+          schema: table.schema,
+          hotRows: Number(hot.n),
+          segmentRows: own.reduce((n, s) => n + s.rowCount, 0),
+          segments: own.length,
+          segmentBytes: own.reduce((n, s) => n + s.byteSize, 0),
+          minTimestampUs: los.length ? Math.min(...los) : 0,
+          maxTimestampUs: his.length ? Math.max(...his) : 0,
+        });
+      }
+      return out.sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  /**
+   * Runs a deletion of one table with no seal, compaction or group commit of it in between, on a
+   * connection of its own, then recounts the table's hot rows.
+   */
+  private async deleting(table: TableInfo, work: (conn: DuckDBConnection) => Promise<Deleted>): Promise<Deleted> {
+    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const gone = await this.writeGate.with('writes', () => work(conn));
+      if (this.ctx.tables.getById(table.tableId)) {
+        const r = (
+          await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
+        ).getRowObjectsJS()[0] as { n: bigint };
+        const h = this.hot.get(table.tableId);
+        if (r.n === 0n) this.hot.delete(table.tableId);
+        else if (h) h.rows = Number(r.n);
+      } else {
+        this.hot.delete(table.tableId);
+      }
+      this.updateHotGauge();
+      this.dirtySinceCheckpoint = true;
+      return gone;
+    } finally {
+      conn.closeSync();
+      releaseCompaction();
+    }
+  }
+
   /** Approximate count of unsealed rows per schema of an account (for tests and metrics). */
   hotRows(accountId: string, schema: string): number {
     const t = this.ctx.tables.get(accountId, schema);
@@ -441,6 +578,7 @@ export class StorageEngine {
     }
     if (this.dirtySinceCheckpoint && (sealed || Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs))
       await this.checkpoint();
+    if (Date.now() - this.lastExpiry >= this.tuning.retentionIntervalMs) await this.expireNow();
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();
       await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);

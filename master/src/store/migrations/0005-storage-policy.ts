@@ -1,0 +1,26 @@
+import type { Migration } from '../migrations.js';
+
+/**
+ * What workers must keep and delete (docs/architecture.md, "Data lifecycle"): per-schema retention
+ * overrides (the account and system retention are settings) and schema drops for workers that
+ * were unreachable when a schema was dropped.
+ */
+export const storagePolicyMigration: Migration = {
+  version: 5,
+  name: 'storage-policy',
+  statements: [
+    `CREATE TABLE schema_retention (
+       account_id VARCHAR NOT NULL,
+       schema_name VARCHAR NOT NULL,
+       retention VARCHAR NOT NULL,
+       updated_at VARCHAR NOT NULL,
+       updated_by VARCHAR NOT NULL,
+       PRIMARY KEY (account_id, schema_name))`,
+    `CREATE TABLE schema_drops (
+       drop_id VARCHAR PRIMARY KEY,
+       account_id VARCHAR NOT NULL,
+       schema_name VARCHAR NOT NULL,
+       dropped_at VARCHAR NOT NULL,
+       dropped_by VARCHAR NOT NULL)`,
+  ],
+};
