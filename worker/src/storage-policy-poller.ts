@@ -5,8 +5,8 @@ import { type ChannelPool, type Coordinator, errorFields, type Logger } from '@s
 import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { MasterPollLoop } from './master-poll-loop.js';
 import { publishFile } from './storage/durable-file.js';
-import { type RetentionPolicy, RetentionRules } from './storage/retention-rules.js';
 import type { Deleted } from './storage/lifecycle.js';
+import { type RetentionPolicy, RetentionRules } from './storage/retention-rules.js';
 import type { StorageEngine } from './storage/storage-engine.js';
 
 /** How often the master is asked for the storage policy: a retention change applies within this. */
@@ -51,7 +51,10 @@ export class StoragePolicyPoller {
       (err) => {
         this.failuresInRow++;
         if (this.failuresInRow === 5)
-          this.log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'cannot read the storage policy; keeping the last one');
+          this.log.warn(
+            { reason: err instanceof Error ? err.message : String(err) },
+            'cannot read the storage policy; keeping the last one',
+          );
       },
     );
   }

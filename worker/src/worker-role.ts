@@ -14,14 +14,14 @@ import {
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { workerCores } from './cpu-budget.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
-import { StoragePolicyPoller } from './storage-policy-poller.js';
-import { workerStorageService } from './storage/worker-storage-service.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
 import { segmentService } from './ingest/segment-service.js';
 import { queryService } from './query/query-service.js';
 import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
 import { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
+import { workerStorageService } from './storage/worker-storage-service.js';
+import { StoragePolicyPoller } from './storage-policy-poller.js';
 import { workerMetrics } from './worker-metrics.js';
 
 /** A gRPC service the worker serves on its endpoint. */

@@ -9,7 +9,6 @@ const OTHER = '00000000-0000-0000-0000-0000000000b2';
 
 /** `n` entries one minute apart, the last one `endAgoMs` before now. */
 
-
 /** `n` entries one second apart from `baseMs`, numbered from `firstSeq`. */
 const at = (n: number, baseMs: number, firstSeq: number) =>
   entries(n, baseMs).map((e, i) => ({ ts: e.ts, data: { ...e.data, seq: firstSeq + i } }));
@@ -35,7 +34,9 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     await engine.append(input([part('Keep', at(4, Date.now() - 30 * DAY, 0))]));
     assert.equal((await scanRows(engine, 'L')).length, 20);
 
-    engine.setRetention(new RetentionRules({ defaultRetentionMs: 0, rules: [{ accountId: ACCOUNT, schema: 'L', retentionMs: 2 * DAY }] }));
+    engine.setRetention(
+      new RetentionRules({ defaultRetentionMs: 0, rules: [{ accountId: ACCOUNT, schema: 'L', retentionMs: 2 * DAY }] }),
+    );
     // Scans see only the last two days before anything is deleted.
     const expectedKept = [300, 301, 302, 500, 501];
     assert.deepEqual(seqs(await scanRows(engine, 'L')), expectedKept);
@@ -94,7 +95,10 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     const gone = await engine.dropSchema(ACCOUNT, 'D');
     assert.deepEqual({ rows: gone.rows, segments: gone.segments }, { rows: 9, segments: 1 });
     assert.deepEqual(await scanRows(engine, 'D'), []);
-    assert.equal(engine.listSchemas(ACCOUNT).some((s) => s.schema === 'D'), false);
+    assert.equal(
+      engine.listSchemas(ACCOUNT).some((s) => s.schema === 'D'),
+      false,
+    );
     for (const f of files) assert.equal(existsSync(f), false);
     assert.equal((await scanRows(engine, 'E')).length, 2);
     assert.equal((await scanRows(engine, 'D', undefined, {}, OTHER)).length, 4);

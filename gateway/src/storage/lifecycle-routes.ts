@@ -58,7 +58,9 @@ export async function usageByWorker(
 const iso = (us: number) => (us > 0 ? new Date(Math.floor(us / 1000)).toISOString() : null);
 
 /** One schema's figures, as the API shows them (timestamps ISO 8601 UTC, null without rows). */
-function usageView(u: Pick<SchemaUsage, 'hotRows' | 'segmentRows' | 'segments' | 'segmentBytes' | 'minTimestampUs' | 'maxTimestampUs'>) {
+function usageView(
+  u: Pick<SchemaUsage, 'hotRows' | 'segmentRows' | 'segments' | 'segmentBytes' | 'minTimestampUs' | 'maxTimestampUs'>,
+) {
   return {
     rows: Number(u.hotRows) + Number(u.segmentRows),
     hotRows: Number(u.hotRows),
@@ -126,7 +128,9 @@ export const lifecycleRoutes: RouteDef[] = [
         .service(StoragePolicyServiceService)
         .listSchemaRetentions({ accountId: accountOf(rc) });
       const own = retentions.find((r) => r.schema === schema);
-      return { body: { schema, retention: own?.retention ?? null, updatedAt: own?.updatedAt ?? null, updatedBy: own?.updatedBy ?? null } };
+      return {
+        body: { schema, retention: own?.retention ?? null, updatedAt: own?.updatedAt ?? null, updatedBy: own?.updatedBy ?? null },
+      };
     },
   },
   {
@@ -146,7 +150,9 @@ export const lifecycleRoutes: RouteDef[] = [
         updatedBy: rc.principal!.userId,
       });
       const own = retentions.find((r) => r.schema === schema);
-      return { body: { schema, retention: own?.retention ?? null, updatedAt: own?.updatedAt ?? null, updatedBy: own?.updatedBy ?? null } };
+      return {
+        body: { schema, retention: own?.retention ?? null, updatedAt: own?.updatedAt ?? null, updatedBy: own?.updatedBy ?? null },
+      };
     },
   },
   {
@@ -176,10 +182,16 @@ export const lifecycleRoutes: RouteDef[] = [
         if (r.status === 'fulfilled') rowsDeleted += Number(r.value.rowsDeleted);
         else {
           pending.push(registered[i]!.endpoint);
-          rc.deps.log.warn({ worker: registered[i]!.endpoint, ...errorFields(r.reason) }, 'schema drop deferred to the worker\'s next policy poll');
+          rc.deps.log.warn(
+            { worker: registered[i]!.endpoint, ...errorFields(r.reason) },
+            "schema drop deferred to the worker's next policy poll",
+          );
         }
       });
-      rc.deps.log.info({ accountId, schema, dropId: drop.dropId, rowsDeleted, pending, by: rc.principal!.userId }, 'schema dropped');
+      rc.deps.log.info(
+        { accountId, schema, dropId: drop.dropId, rowsDeleted, pending, by: rc.principal!.userId },
+        'schema dropped',
+      );
       return { body: { schema, dropId: drop.dropId, droppedAt: drop.droppedAt, rowsDeleted, pendingWorkers: pending } };
     },
   },

@@ -120,7 +120,8 @@ export class StoragePolicyRepository {
 }
 
 function checkSchemaName(schema: string): void {
-  if (schema.trim() === '' || schema.length > MAX_SCHEMA_NAME) throw invalid(`A schema name has 1 to ${MAX_SCHEMA_NAME} characters.`);
+  if (schema.trim() === '' || schema.length > MAX_SCHEMA_NAME)
+    throw invalid(`A schema name has 1 to ${MAX_SCHEMA_NAME} characters.`);
 }
 
 async function requireAccount(x: SqlExecutor, accountId: string): Promise<void> {

@@ -92,9 +92,13 @@ export async function compactSegments(
     const cutoffUs = ctx.retention.cutoffUs(table.accountId, table.schema);
     const kept = cutoffUs === undefined ? '' : ` WHERE "timestamp" >= make_timestamp(${Math.trunc(cutoffUs)}::BIGINT)`;
     await mkdir(path.dirname(finalPath), { recursive: true });
-    await conn.run(`COPY (SELECT * FROM (${union})${kept} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
+    await conn.run(
+      `COPY (SELECT * FROM (${union})${kept} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`,
+    );
     const expected = kept
-      ? Number(((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n)
+      ? Number(
+          ((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n,
+        )
       : segments.reduce((n, s) => n + s.rowCount, 0);
     const written = (
       await conn.runAndReadAll(

@@ -78,7 +78,11 @@ export async function expireTable(
         return { rows: 0, segments: 0, bytes: 0 };
       }
       if (hotRows > 0) await conn.run(`DELETE FROM ${quoteIdentifier(table.hotTable)} WHERE ${older}`);
-      if (expired.length > 0) await deleteSegments(conn, expired.map((s) => s.segmentId));
+      if (expired.length > 0)
+        await deleteSegments(
+          conn,
+          expired.map((s) => s.segmentId),
+        );
       await ctx.catalogChanges.commit(conn);
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);

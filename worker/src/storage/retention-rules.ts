@@ -24,8 +24,7 @@ export class RetentionRules {
   /** Milliseconds of data kept for a schema of an account; undefined: forever. */
   retentionMs(accountId: string, schema: string): number | undefined {
     const account = accountId.toLowerCase();
-    const ms =
-      this.schemas.get(`${account}\u0000${schema}`) ?? this.accounts.get(account) ?? this.policy.defaultRetentionMs;
+    const ms = this.schemas.get(`${account}\u0000${schema}`) ?? this.accounts.get(account) ?? this.policy.defaultRetentionMs;
     return ms > 0 ? ms : undefined;
   }
 

@@ -6,14 +6,14 @@ import type { ColumnTypeName } from '@strata/common';
 import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
-import { type Deleted, dropTable, expireTable } from './lifecycle.js';
-import { RetentionRules } from './retention-rules.js';
 import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
 import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { type Deleted, dropTable, expireTable } from './lifecycle.js';
+import { RetentionRules } from './retention-rules.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
@@ -418,7 +418,10 @@ export class StorageEngine {
       const own = segments.filter((s) => s.tableId === table.tableId);
       const labels = { account: table.accountId, schema: table.schema };
       m.storedRows.set(labels, own.reduce((n, s) => n + s.rowCount, 0) + (this.hot.get(table.tableId)?.rows ?? 0));
-      m.storedBytes.set(labels, own.reduce((n, s) => n + s.byteSize, 0));
+      m.storedBytes.set(
+        labels,
+        own.reduce((n, s) => n + s.byteSize, 0),
+      );
     }
   }
 
@@ -444,8 +447,12 @@ export class StorageEngine {
           )
         ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
         const own = segments.filter((s) => s.tableId === table.tableId);
-        const los = [...own.map((s) => s.minTsUs), hot.lo === null ? null : Number(hot.lo)].filter((v): v is number => v !== null);
-        const his = [...own.map((s) => s.maxTsUs), hot.hi === null ? null : Number(hot.hi)].filter((v): v is number => v !== null);
+        const los = [...own.map((s) => s.minTsUs), hot.lo === null ? null : Number(hot.lo)].filter(
+          (v): v is number => v !== null,
+        );
+        const his = [...own.map((s) => s.maxTsUs), hot.hi === null ? null : Number(hot.hi)].filter(
+          (v): v is number => v !== null,
+        );
         out.push({
           schema: table.schema,
           hotRows: Number(hot.n),
