@@ -1,3 +1,4 @@
+export * from './auth/password-policy.js';
 export * from './config/load.js';
 export * from './config/schema.js';
 export * from './coordinator/coordinator.js';

@@ -1,4 +1,7 @@
 import { authRoutes } from './auth/auth-routes.js';
+import { accountRoutes } from './directory/account-routes.js';
+import { memberRoutes } from './directory/member-routes.js';
+import { userRoutes } from './directory/user-routes.js';
 import { openApiDocument } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
@@ -15,6 +18,9 @@ import { settingsRoutes } from './settings/settings-routes.js';
 export function allRoutes(): RouteDef[] {
   const routes: RouteDef[] = [
     ...authRoutes,
+    ...userRoutes,
+    ...accountRoutes,
+    ...memberRoutes,
     ...settingsRoutes,
     ...incidentRoutes,
     ...alertRoutes,

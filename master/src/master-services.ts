@@ -7,7 +7,6 @@ import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
-import { DirectoryRepository } from './directory/directory-repository.js';
 import { directoryHandlers } from './directory/directory-service.js';
 import { groupHandlers } from './groups/group-grpc.js';
 import { GroupService } from './groups/group-service.js';
@@ -28,7 +27,7 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       definition: DirectoryServiceService,
       implementation: implementService(
         DirectoryServiceService,
-        directoryHandlers(() => new DirectoryRepository(leader().store)),
+        directoryHandlers(() => leader().store),
         log,
       ),
     },

@@ -24,7 +24,13 @@ export type Operation =
   | 'groups.read'
   | 'groups.write'
   | 'inflow.push'
-  | 'query.run';
+  | 'query.run'
+  | 'users.manage'
+  | 'password.self'
+  | 'accounts.list'
+  | 'accounts.manage'
+  | 'members.read'
+  | 'members.write';
 
 interface Rule {
   kind: 'public' | 'authenticated' | 'global' | 'account';
@@ -55,6 +61,15 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'inflow.push': { kind: 'account', accountPermissions: [ADMIN, INFLOW], scoped: 'inflow' },
   // Any member role of the account may query it; Query alone grants query without incident rights.
   'query.run': { kind: 'account', accountPermissions: [ADMIN, QUERY, VIEWER, EDITOR, MANAGER], scoped: 'query' },
+  // Users and accounts are installation-wide: global admins only (docs/decisions/0005).
+  'users.manage': { kind: 'global', accountPermissions: [], scoped: 'never' },
+  'accounts.manage': { kind: 'global', accountPermissions: [], scoped: 'never' },
+  // Any signed-in user, but not a scoped token: changing a password or listing accounts is a person's act.
+  'password.self': { kind: 'authenticated', accountPermissions: [], scoped: 'never' },
+  'accounts.list': { kind: 'authenticated', accountPermissions: [], scoped: 'never' },
+  // An account admin manages who belongs to their own account and what they hold there.
+  'members.read': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  'members.write': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
 };
 
 /** Whether `principal` may perform `operation` (on `accountId` for account operations). */

@@ -1,3 +1,4 @@
+import { StrataError } from '@strata/common';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import type { MasterClient } from '../master-client.js';
 import type { Principal } from './principal.js';
@@ -29,10 +30,14 @@ export class PrincipalLoader {
     const permissions = this.master
       .service(DirectoryServiceService)
       .listUserPermissions({ userId })
-      .then((r) => ({
-        globalPermissions: new Set(r.globalPermissions),
-        accountPermissions: new Map(r.accounts.map((a) => [a.accountId.toLowerCase(), new Set(a.permissions)])),
-      }));
+      .then((r) => {
+        // A deleted user's tokens stop working at once (within the cache time).
+        if (!r.userExists) throw new StrataError('unauthenticated', 'The token is invalid or expired.');
+        return {
+          globalPermissions: new Set(r.globalPermissions),
+          accountPermissions: new Map(r.accounts.map((a) => [a.accountId.toLowerCase(), new Set(a.permissions)])),
+        };
+      });
     permissions.catch(() => this.cache.delete(userId));
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(userId, { at: now, permissions });

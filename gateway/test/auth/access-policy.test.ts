@@ -47,6 +47,12 @@ const EXPECTED: Record<Operation, Role[]> = {
   'groups.write': ['globalAdmin', 'accountAdmin', 'manager'],
   'inflow.push': ['globalAdmin', 'accountAdmin', 'inflow', 'inflowToken'],
   'query.run': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager', 'query', 'queryToken'],
+  'users.manage': ['globalAdmin'],
+  'accounts.manage': ['globalAdmin'],
+  'password.self': ALL_ROLES.filter((r) => !r.endsWith('Token')),
+  'accounts.list': ALL_ROLES.filter((r) => !r.endsWith('Token')),
+  'members.read': ['globalAdmin', 'accountAdmin'],
+  'members.write': ['globalAdmin', 'accountAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {

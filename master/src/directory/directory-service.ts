@@ -1,9 +1,12 @@
-import { type HandlersOf, invalid } from '@strata/common';
+import { checkPassword, type HandlersOf, invalid } from '@strata/common';
 import type { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
-import type { DirectoryRepository } from './directory-repository.js';
+import type { RelationalStore } from '../store/relational-store.js';
+import { DirectoryRepository } from './directory-repository.js';
+import { deleteAccount, deleteUser, removeMember } from './removals.js';
 
 /** gRPC handlers of the master's DirectoryService over the repository. */
-export function directoryHandlers(repo: () => DirectoryRepository): HandlersOf<typeof DirectoryServiceService> {
+export function directoryHandlers(store: () => RelationalStore): HandlersOf<typeof DirectoryServiceService> {
+  const repo = () => new DirectoryRepository(store());
   return {
     verifyPassword: async (req) => {
       const user = await repo().verifyPassword(req.userName, req.password);
@@ -18,6 +21,8 @@ export function directoryHandlers(repo: () => DirectoryRepository): HandlersOf<t
     },
     upsertUser: async (req) => {
       if (!req.user) throw invalid('user is required.');
+      // Provisioning calls the repository directly; passwords set over the API follow the policy.
+      if (req.password) checkPassword(req.password);
       return repo().upsertUser(req.user, req.password);
     },
     listUserPermissions: async (req) => repo().listUserPermissions(req.userId),
@@ -25,6 +30,21 @@ export function directoryHandlers(repo: () => DirectoryRepository): HandlersOf<t
       await repo().setPermissions(req.userId, req.accountId, req.permissions);
       return {};
     },
-    listAccountMembers: async (req) => ({ users: await repo().listAccountMembers(req.accountId) }),
+    listAccountMembers: async (req) => {
+      const members = await repo().listAccountMembers(req.accountId);
+      return { users: members.map((m) => m.user), members };
+    },
+    listUsers: async () => ({ users: await repo().listUsers() }),
+    deleteUser: async (req) => ({ deleted: await deleteUser(store(), req.userId) }),
+    setPassword: async (req) => {
+      await repo().setPassword(req.userId, req.password, req.currentPassword || undefined);
+      return {};
+    },
+    deleteAccount: async (req) => ({ deleted: await deleteAccount(store(), req.accountId) }),
+    putMember: async (req) => repo().putMember(req.accountId, req.userId, req.permissions),
+    removeMember: async (req) => {
+      await removeMember(store(), req.accountId, req.userId);
+      return {};
+    },
   };
 }
