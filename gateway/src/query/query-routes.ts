@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
+import { accountMembers } from './account-members.js';
 import { distributedRunner } from './distributed-runner.js';
 import { executePlanColumnar, MergeDatabase, planQuery, queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
@@ -56,13 +57,19 @@ function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
 }
 
-/** The catalog the caller may see: a scoped token only its query schemas. */
-async function callerCatalog(rc: RouteContext): Promise<SchemaCatalog> {
+/**
+ * The catalog the caller may see: a scoped token only its query schemas. The account's members
+ * (for `schema.users`) are read from the master only when the query text names them, and never
+ * for a scoped token.
+ */
+async function callerCatalog(rc: RouteContext, query = ''): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
   const catalog = await runtime(rc.deps).catalogs.get(accountId);
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
-  return restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  if (rc.principal?.scope || !/schema\.users/i.test(query)) return visible;
+  return { ...visible, people: { accountId, members: await accountMembers(rc.deps, accountId) } };
 }
 
 export function queryTimeoutMs(rc: RouteContext): number {
@@ -95,7 +102,7 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query } = await rc.body(queryBody);
       await warmQueryEngine();
-      const catalog = await callerCatalog(rc);
+      const catalog = await callerCatalog(rc, query);
       const plan = planQuery(query, catalog);
       const timeoutMs = queryTimeoutMs(rc);
       const { merge } = runtime(rc.deps);
@@ -124,7 +131,7 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query, cursorPosition } = await rc.body(parseBody);
       await warmQueryEngine();
-      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition) };
+      return { body: parseQuery(query, await callerCatalog(rc, query), cursorPosition) };
     },
   },
   {
