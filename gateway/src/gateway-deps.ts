@@ -5,6 +5,7 @@ import type { TokenService } from './auth/token-service.js';
 import type { ClientAddressResolver } from './inflow/client-address.js';
 import type { WorkerRouter } from './inflow/worker-router.js';
 import type { MasterClient } from './master-client.js';
+import type { SchemaCatalogSource } from './query/schema-catalog.js';
 
 /** Everything route handlers may use; built once by the gateway role. */
 export interface GatewayDeps {
@@ -18,4 +19,6 @@ export interface GatewayDeps {
   loginThrottle: LoginThrottle;
   /** Inflow: workers to send batches to, the client address rule, this gateway's host name. */
   inflow: { router: WorkerRouter; addresses: ClientAddressResolver; host: string };
+  /** Every account's schema catalog, shared by the query routes and the inflow routes (which report writes). */
+  schemas: SchemaCatalogSource;
 }

@@ -11,6 +11,7 @@ import { WorkerRouter } from './inflow/worker-router.js';
 import { MasterClient } from './master-client.js';
 import { warmQueryEngine } from './query/engine.js';
 import { closeQueryRuntime } from './query/query-routes.js';
+import { SchemaCatalogSource } from './query/schema-catalog.js';
 import { allRoutes } from './routes.js';
 
 /** A started gateway also reports the port it listens on (port 0 in tests). */
@@ -45,6 +46,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     principals: new PrincipalLoader(master),
     loginThrottle: new LoginThrottle(),
     inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
+    schemas: new SchemaCatalogSource(ctx.coordinator, ctx.channels),
   };
   // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
   const warmMs = await warmQueryEngine();

@@ -3,7 +3,6 @@ import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { z } from 'zod';
 import { isGlobalAdmin } from '../auth/principal.js';
 import type { RouteDef } from '../http/route.js';
-import { SchemaCatalogSource } from '../query/schema-catalog.js';
 import { accountJson, accountJsonSchema } from './directory-json.js';
 import { guidParam } from './path-ids.js';
 
@@ -62,7 +61,7 @@ export const accountRoutes: RouteDef[] = [
       // Event data lives on the workers: asked fresh (no cache), so nothing stored is orphaned.
       let schemas: number;
       try {
-        schemas = (await new SchemaCatalogSource(rc.deps.coordinator, rc.deps.channels, 0).get(accountId)).tables.length;
+        schemas = (await rc.deps.schemas.get(accountId, { fresh: true })).tables.length;
       } catch (err) {
         throw new StrataError('unavailable', 'Could not ask every worker whether the account still holds data.', {
           cause: err,

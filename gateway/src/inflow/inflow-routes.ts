@@ -122,6 +122,7 @@ async function jsonInflow(rc: RouteContext): Promise<HttpResult> {
         throw err;
       }
       metrics.entries.inc({ result: 'stored' }, batch.accepted);
+      rc.deps.schemas.noteWritten(accountId, batch.request.parts);
     }
     status = 200;
     return { status: 200 };
@@ -181,6 +182,7 @@ async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: s
       const rows = chunk.part.rowCount;
       const sent = rc.deps.inflow.router.append(request).then(() => {
         stored += rows;
+        rc.deps.schemas.noteWritten(accountId, request.parts);
       });
       sent.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
       pending = sent;

@@ -19,7 +19,7 @@ import { accountMembers } from './account-members.js';
 import { distributedRunner } from './distributed-runner.js';
 import { executePlanColumnar, MergeDatabase, planQuery, queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
-import { restrictCatalog, SchemaCatalogSource } from './schema-catalog.js';
+import { restrictCatalog } from './schema-catalog.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
@@ -32,7 +32,6 @@ const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int()
 
 interface QueryRuntime {
   merge: MergeDatabase;
-  catalogs: SchemaCatalogSource;
 }
 
 const runtimes = new WeakMap<GatewayDeps, QueryRuntime>();
@@ -40,7 +39,7 @@ const runtimes = new WeakMap<GatewayDeps, QueryRuntime>();
 function runtime(deps: GatewayDeps): QueryRuntime {
   let r = runtimes.get(deps);
   if (!r) {
-    r = { merge: new MergeDatabase(), catalogs: new SchemaCatalogSource(deps.coordinator, deps.channels) };
+    r = { merge: new MergeDatabase() };
     runtimes.set(deps, r);
   }
   return r;
@@ -62,9 +61,9 @@ function accountOf(rc: RouteContext): string {
  * (for `schema.users`) are read from the master only when the query text names them, and never
  * for a scoped token.
  */
-async function callerCatalog(rc: RouteContext, query = ''): Promise<SchemaCatalog> {
+async function callerCatalog(rc: RouteContext, query = '', fresh = false): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
-  const catalog = await runtime(rc.deps).catalogs.get(accountId);
+  const catalog = await rc.deps.schemas.get(accountId, { fresh });
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
   const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
@@ -102,8 +101,14 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query } = await rc.body(queryBody);
       await warmQueryEngine();
-      const catalog = await callerCatalog(rc, query);
-      const plan = planQuery(query, catalog);
+      let plan: ReturnType<typeof planQuery>;
+      try {
+        plan = planQuery(query, await callerCatalog(rc, query));
+      } catch {
+        // Perhaps a schema or column written through another gateway since the catalog was
+        // cached: plan once more against a fresh one (its error is the answer if it fails again).
+        plan = planQuery(query, await callerCatalog(rc, query, true));
+      }
       const timeoutMs = queryTimeoutMs(rc);
       const { merge } = runtime(rc.deps);
       const runner = distributedRunner({
