@@ -9,6 +9,7 @@ import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
 import { inflowRoutes } from './inflow/inflow-routes.js';
 import { queryRoutes } from './query/query-routes.js';
+import { savedQueryRoutes } from './saved-queries/saved-query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 
 /**
@@ -27,6 +28,7 @@ export function allRoutes(): RouteDef[] {
     ...groupRoutes,
     ...inflowRoutes,
     ...queryRoutes,
+    ...savedQueryRoutes,
   ];
   routes.push({
     method: 'GET',

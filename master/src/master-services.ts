@@ -4,6 +4,7 @@ import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
+import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
@@ -13,6 +14,8 @@ import { GroupService } from './groups/group-service.js';
 import { incidentHandlers } from './incidents/incident-grpc.js';
 import { IncidentService } from './incidents/incident-service.js';
 import type { LeaderState } from './leader-state.js';
+import { savedQueryHandlers } from './saved-queries/saved-query-grpc.js';
+import { SavedQueryRepository } from './saved-queries/saved-query-repository.js';
 import { SettingsRepository } from './settings/settings-repository.js';
 import { settingsHandlers } from './settings/settings-service.js';
 
@@ -48,6 +51,14 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       implementation: implementService(
         AlertServiceService,
         alertHandlers(() => new AlertService(leader().store, incidents())),
+        log,
+      ),
+    },
+    {
+      definition: SavedQueryServiceService,
+      implementation: implementService(
+        SavedQueryServiceService,
+        savedQueryHandlers(() => new SavedQueryRepository(leader().store)),
         log,
       ),
     },

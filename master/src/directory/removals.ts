@@ -74,7 +74,13 @@ const BLOCKERS: { table: string; noun: string }[] = [
 ];
 
 /** Tables whose rows of an account are removed with it (a new account-owned table belongs here). */
-const REMOVED_WITH_ACCOUNT = ['account_settings', 'account_permissions', 'account_members', 'notification_outbox'];
+const REMOVED_WITH_ACCOUNT = [
+  'account_settings',
+  'account_permissions',
+  'account_members',
+  'notification_outbox',
+  'saved_queries',
+];
 
 /**
  * Deletes an account record with its memberships, permissions, settings and queued mail. Refused,
