@@ -1,3 +1,5 @@
+import { agentAdminRoutes } from './agents/agent-admin-routes.js';
+import { agentRefreshRoutes } from './agents/agent-refresh-route.js';
 import { authRoutes } from './auth/auth-routes.js';
 import { accountRoutes } from './directory/account-routes.js';
 import { memberRoutes } from './directory/member-routes.js';
@@ -29,6 +31,8 @@ export function allRoutes(): RouteDef[] {
     ...inflowRoutes,
     ...queryRoutes,
     ...savedQueryRoutes,
+    ...agentRefreshRoutes,
+    ...agentAdminRoutes,
   ];
   routes.push({
     method: 'GET',

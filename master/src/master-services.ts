@@ -1,11 +1,14 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { implementService, type Logger } from '@strata/common';
+import { AgentServiceService } from '@strata/proto/agents/v1/agents';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { agentHandlers } from './agents/agent-grpc.js';
+import { AgentRepository } from './agents/agent-repository.js';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
 import { directoryHandlers } from './directory/directory-service.js';
@@ -51,6 +54,14 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       implementation: implementService(
         AlertServiceService,
         alertHandlers(() => new AlertService(leader().store, incidents())),
+        log,
+      ),
+    },
+    {
+      definition: AgentServiceService,
+      implementation: implementService(
+        AgentServiceService,
+        agentHandlers(() => new AgentRepository(leader().store)),
         log,
       ),
     },

@@ -53,7 +53,8 @@ function stampsOf(rc: RouteContext) {
     inflowTimestampUs: Date.now() * 1000,
     inflowHost: inflow.host,
     sourceAddress: inflow.addresses.resolve(rc.koa.req.socket.remoteAddress, rc.koa.get('x-forwarded-for') || undefined),
-    agent: agentIdentity(rc.koa) ?? '',
+    // An agent's access token names its device; headers cannot override it.
+    agent: rc.principal?.agent?.deviceId ?? agentIdentity(rc.koa) ?? '',
   };
 }
 

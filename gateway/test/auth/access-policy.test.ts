@@ -53,6 +53,7 @@ const EXPECTED: Record<Operation, Role[]> = {
   'accounts.list': ALL_ROLES.filter((r) => !r.endsWith('Token')),
   'members.read': ['globalAdmin', 'accountAdmin'],
   'members.write': ['globalAdmin', 'accountAdmin'],
+  'agents.manage': ['globalAdmin', 'accountAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {

@@ -80,10 +80,13 @@ const REMOVED_WITH_ACCOUNT = [
   'account_members',
   'notification_outbox',
   'saved_queries',
+  'agent_registration_tokens',
+  'agent_devices',
 ];
 
 /**
- * Deletes an account record with its memberships, permissions, settings and queued mail. Refused,
+ * Deletes an account record with its memberships, permissions, settings, saved queries, agent
+ * registration tokens and devices, and queued mail. Refused,
  * naming the counts, while incidents, groups or alert records of it exist: those are the user's
  * work and are deleted through their own endpoints first. (Stored event data lives on the workers;
  * the gateway refuses before calling this while any schema holds data.) False when no such account.

@@ -3,6 +3,7 @@ import { settingsMigration } from './migrations/0002-settings.js';
 import { incidentsMigration } from './migrations/0003-incidents.js';
 import { membershipsMigration } from './migrations/0004-memberships.js';
 import { savedQueriesMigration } from './migrations/0005-saved-queries.js';
+import { agentsMigration } from './migrations/0006-agents.js';
 import type { Migration } from './migrations.js';
 
 /** Every migration of the relational store, in version order. Add new ones at the end. */
@@ -12,4 +13,5 @@ export const ALL_MIGRATIONS: Migration[] = [
   incidentsMigration,
   membershipsMigration,
   savedQueriesMigration,
+  agentsMigration,
 ];
