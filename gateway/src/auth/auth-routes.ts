@@ -135,7 +135,7 @@ export const authRoutes: RouteDef[] = [
     path: '/users/:userId/accounts',
     operation: 'authenticated',
     summary:
-      "The accounts a user holds permissions on; `allIfAdmin=true` lists every account for a global admin. Only one's own, unless global admin.",
+      "The accounts a user is a member of, with the permissions held on each (possibly none); `allIfAdmin=true` lists every account for a global admin. Only one's own, unless global admin.",
     async handler(rc) {
       const principal = rc.principal!;
       const userId = rc.params.userId!.toLowerCase();
