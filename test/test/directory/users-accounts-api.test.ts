@@ -221,6 +221,11 @@ describe('users, accounts and members API (HTTP)', function () {
       const short = await change({ currentPassword: 'jack-password-1', password: 'short' });
       assert.equal(short.status, 400);
       assert.equal((await change({ CurrentPassword: 'jack-password-1', Password: 'jack-new-password' })).status, 204);
+      // Guessing the current password is throttled like sign-in (LoginThrottle): refused with 429 soon after 5 failures.
+      let last = 0;
+      for (let i = 0; i < 7 && last !== 429; i++)
+        last = (await change({ currentPassword: `guess-${i}`, password: 'jack-other-password' })).status;
+      assert.equal(last, 429);
       assert.equal(
         (await node.request('POST', '/auth/token', { body: { username: 'jack', password: 'jack-new-password' } })).status,
         200,
