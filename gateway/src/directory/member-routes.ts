@@ -1,3 +1,4 @@
+import { notFound } from '@strata/common';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { z } from 'zod';
 import type { RouteDef } from '../http/route.js';
@@ -18,11 +19,13 @@ export const memberRoutes: RouteDef[] = [
     method: 'GET',
     path: BASE,
     operation: 'members.read',
-    summary: "The account's members with the permissions each holds there (account admin).",
+    summary: "The account's members with the permissions each holds there (account admin); 404 when the account does not exist.",
     responseSchema: z.array(memberJsonSchema),
     async handler(rc) {
       const accountId = guidParam(rc, 'accountId');
-      const { members } = await rc.deps.master.service(DirectoryServiceService).listAccountMembers({ accountId });
+      const directory = rc.deps.master.service(DirectoryServiceService);
+      if (!(await directory.getAccount({ accountId })).account) throw notFound(`Account ${accountId} does not exist.`);
+      const { members } = await directory.listAccountMembers({ accountId });
       return { body: members.map((m) => ({ ...userJson(m.user!), permissions: m.permissions })) };
     },
   },

@@ -363,6 +363,7 @@ describe('users, accounts and members API (HTTP)', function () {
         );
       }
       await refused(call('editorA', 'GET', `/accounts/${A}/users`), 403, 'No permission.');
+      await refused(call('root', 'GET', `/accounts/${id(96)}/users`), 404, `Account ${id(96)} does not exist.`);
     });
 
     it('removes a member with their group memberships; refused while they own or are assigned incidents', async () => {
