@@ -1,4 +1,5 @@
 export * from './auth/login-throttle.js';
+export * from './auth/password-policy.js';
 export * from './config/load.js';
 export * from './config/schema.js';
 export * from './coordinator/coordinator.js';
