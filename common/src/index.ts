@@ -16,6 +16,8 @@ export * from './metrics.js';
 export * from './permissions.js';
 export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
+export * from './query/duckdb-confinement.js';
+export * from './query/fragment-check.js';
 export * from './query/fragment-exec.js';
 export * from './query/param-literals.js';
 export * from './role.js';

@@ -12,6 +12,7 @@ import {
   type ExecutorLimits,
   encodeBatch,
   errorFields,
+  FragmentChecker,
   type FragmentStatement,
   implementService,
   type Logger,
@@ -103,6 +104,12 @@ export interface QueryServiceOptions {
   batchRows?: number;
   /** The worker's CPU budget (cpu-budget.ts): DuckDB threads never exceed it. */
   cores?: number;
+  /**
+   * Tests only: run fragments without the whitelist check (fragment-check.ts), to prove the
+   * DuckDB confinement alone refuses what the check would have. Neither the config nor the wire
+   * can set it; the backend role never passes it.
+   */
+  unsafeSkipFragmentCheckForTests?: boolean;
 }
 
 /** The executor limits, kept in step with the settings poller. */
@@ -115,6 +122,7 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
   const limiter = new ExecutorLimiter(settings.current(), options.cores);
   settings.onChange((limits) => limiter.apply(limits));
   const batchRows = options.batchRows ?? 16_384;
+  const checker = options.unsafeSkipFragmentCheckForTests ? undefined : new FragmentChecker();
   let appliedThreads: number | undefined;
 
   async function* execute(req: ExecuteFragmentRequest, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
@@ -131,6 +139,8 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       const scan = await storage.openScan(req.accountId, req.schema, range);
       if (!scan) return; // no rows of this schema here
       try {
+        // Whoever sent it: one read-only SELECT over the scan bound below and nothing else.
+        await checker?.check(scan.connection, statement.sql);
         const threads = limiter.threads();
         if (threads !== appliedThreads) {
           // Instance-wide: DuckDB's threads bound the row groups read at once (Rowgroup.MaxConcurrentRead).
