@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorDetail, StrataError } from '@strata/common';
 import { type DataType, INFLOW_LIMITS, isReservedFieldName, isValidName } from '@strata/worker/inflow-rules';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import { encodeValue, jsonValueType, mergeType } from './value-typing.js';
 
@@ -196,6 +197,7 @@ function typeEntryFields(state: SchemaState, data: Record<string, unknown>): { r
     if (type === null) continue;
     if (type === 'too_long')
       return { reason: `the value of field '${key}' is longer than ${INFLOW_LIMITS.maxValueLength} characters` };
+    if (type === 'too_deep') return { reason: `the value of field '${key}' nests deeper than ${MAX_JSON_DEPTH} levels` };
     if (type === 'invalid') return { reason: `the value of field '${key}' is not a JSON value` };
     if (type === field.type) continue;
     if (type !== 'String' && type !== 'DateTime') field.sawNonString = true;
