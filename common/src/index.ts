@@ -20,5 +20,6 @@ export * from './query/duckdb-confinement.js';
 export * from './query/fragment-check.js';
 export * from './query/fragment-exec.js';
 export * from './query/param-literals.js';
+export * from './query/query-budget.js';
 export * from './role.js';
 export * from './settings/index.js';

@@ -16,6 +16,8 @@ import {
   type FragmentStatement,
   implementService,
   type Logger,
+  MAX_QUERY_SECONDS,
+  queryTimeoutMessage,
   type ParamValue,
   type QueryValueType,
   runFragment,
@@ -110,6 +112,8 @@ export interface QueryServiceOptions {
    * can set it; the backend role never passes it.
    */
   unsafeSkipFragmentCheckForTests?: boolean;
+  /** Longest a fragment runs whatever the caller's deadline (default MAX_QUERY_SECONDS). */
+  maxFragmentMs?: number;
 }
 
 /** The executor limits, kept in step with the settings poller. */
@@ -123,6 +127,25 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
   settings.onChange((limits) => limiter.apply(limits));
   const batchRows = options.batchRows ?? 16_384;
   const checker = options.unsafeSkipFragmentCheckForTests ? undefined : new FragmentChecker();
+  const maxFragmentMs = options.maxFragmentMs ?? MAX_QUERY_SECONDS * 1000;
+
+  /** The call's signal, also aborted once the worker's own budget has passed. */
+  function budgeted(signal: AbortSignal): { signal: AbortSignal; done(): void } {
+    const controller = new AbortController();
+    const seconds = Math.round(maxFragmentMs / 1000);
+    const timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), maxFragmentMs);
+    timer.unref();
+    const onAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      },
+    };
+  }
   let appliedThreads: number | undefined;
 
   async function* execute(req: ExecuteFragmentRequest, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
@@ -178,9 +201,14 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       {
         executeFragment: async (req, send, ctx) => {
           const types = req.columns.map((c) => wireType(c.type));
-          for await (const batch of execute(req, ctx.signal)) {
-            const encoded = encodeBatch(batch, types);
-            await send({ rowCount: encoded.rowCount, columns: encoded.columns } satisfies ExecuteFragmentResponse);
+          const budget = budgeted(ctx.signal);
+          try {
+            for await (const batch of execute(req, budget.signal)) {
+              const encoded = encodeBatch(batch, types);
+              await send({ rowCount: encoded.rowCount, columns: encoded.columns } satisfies ExecuteFragmentResponse);
+            }
+          } finally {
+            budget.done();
           }
         },
         listSchemas: async (req) => ({

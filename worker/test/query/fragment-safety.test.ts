@@ -43,6 +43,8 @@ describe('hostile query fragments sent to a worker directly', function () {
   const channels = new ChannelPool();
   let checked: string;
   let unchecked: string;
+  /** A service whose own budget is short, to see it stop a fragment the caller set no limit on. */
+  let budgeted: string;
 
   before(async () => {
     data = tempDir();
@@ -66,6 +68,10 @@ describe('hostile query fragments sent to a worker directly', function () {
       servers.push(server);
       set(`127.0.0.1:${port}`);
     }
+    const short = queryService(engine, limits, testLog(), { maxFragmentMs: 1000 });
+    const started = await startGrpcServer('127.0.0.1:0', [short]);
+    servers.push(started.server);
+    budgeted = `127.0.0.1:${started.port}`;
   });
 
   after(async () => {
@@ -88,10 +94,10 @@ describe('hostile query fragments sent to a worker directly', function () {
     };
   }
 
-  async function run(endpoint: string, req: ExecuteFragmentRequest): Promise<Outcome> {
+  async function run(endpoint: string, req: ExecuteFragmentRequest, timeoutMs = 10_000): Promise<Outcome> {
     let rows = 0;
     try {
-      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs: 10_000 })) rows += m.rowCount;
+      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs })) rows += m.rowCount;
       return { rows };
     } catch (err) {
       assert.ok(err instanceof StrataError, `a StrataError, got ${String(err)}`);
@@ -111,6 +117,13 @@ describe('hostile query fragments sent to a worker directly', function () {
     const out = await run(checked, request(`WITH a AS (SELECT count(*) AS c0 FROM ${SRC}) SELECT c0 FROM a`));
     assert.equal(out.error, undefined);
     assert.equal(out.rows, 1);
+  });
+
+  it("stops a fragment at the worker's own budget, whatever deadline the caller set", async () => {
+    const endless = `WITH a AS (SELECT count(*) AS c0 FROM generate_series(1, 1000000000000) AS t(i) WHERE i % 7 = 3) SELECT c0 FROM a`;
+    const out = await run(budgeted, request(endless), 120_000);
+    assert.equal(out.error?.kind, 'timeout', out.error?.message);
+    assert.equal(out.error?.message, 'The query did not finish within 1 seconds.');
   });
 
   describe('the check refuses', () => {

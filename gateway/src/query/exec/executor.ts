@@ -6,7 +6,7 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { bindValues, inlineParams, queryFailure, StrataError, type WireValue } from '@strata/common';
+import { bindValues, inlineParams, queryFailure, queryTimeoutMessage, StrataError, type WireValue } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
 import { type ParamValue, quoteIdent, type RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
@@ -60,7 +60,7 @@ export async function executePlanColumnar(
   if (options.timeoutMs !== undefined) {
     const seconds = Math.round(options.timeoutMs / 1000);
     timer = setTimeout(
-      () => controller.abort(new StrataError('timeout', `The query did not finish within ${seconds} seconds.`)),
+      () => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))),
       options.timeoutMs,
     );
   }

@@ -300,12 +300,14 @@ export class ExprBinder {
       case 'has':
       case 'has_cs': {
         const cs = base === 'has_cs';
-        if (needle !== undefined) {
-          s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
-        } else {
-          const prefix = cs ? sql`'(?:^|[^\\p{L}\\p{N}])'` : sql`'(?i)(?:^|[^\\p{L}\\p{N}])'`;
-          s = sql`regexp_matches(${subject}, ${prefix} || regexp_escape(${strSql(r)}) || '(?:[^\\p{L}\\p{N}]|$)')`;
-        }
+        // A term that is not a constant would be a regex compiled for every row: measured 35 s of
+        // CPU for 20,000 rows (one request could hold a core). Refused by name instead.
+        if (needle === undefined)
+          throw queryError(
+            `'${op}' needs a constant string on its right; a column or expression as the term is not supported (use 'contains' or '==').`,
+            r.span,
+          );
+        s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
         break;
       }
       case 'contains':
