@@ -90,7 +90,8 @@ class FragmentWalker {
     switch (type) {
       case 'BASE_TABLE': {
         const name = text(ref.table_name).toLowerCase();
-        if (text(ref.schema_name) !== '' || text(ref.catalog_name) !== '') refuse(`the table '${text(ref.table_name)}' is qualified`);
+        if (text(ref.schema_name) !== '' || text(ref.catalog_name) !== '')
+          refuse(`the table '${text(ref.table_name)}' is qualified`);
         if (ref.at_clause !== null && ref.at_clause !== undefined) refuse('AT clauses are not allowed');
         if (!visible.has(name)) refuse(`the table '${text(ref.table_name)}' is not the fragment's source`);
         return;

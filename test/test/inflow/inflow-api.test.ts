@@ -365,7 +365,14 @@ describe('inflow API', function () {
         const res = await inflow(data);
         assert.equal(res.status, status, `${data.slice(0, 40)}: ${await res.text()}`);
       }
-      for (const body of ['[{"schema":1,"timestamp":2,"data":3}]', '[null]', '{}', '"x"', `[${'['.repeat(50_000)}${']'.repeat(50_000)}]`, '\u0000']) {
+      for (const body of [
+        '[{"schema":1,"timestamp":2,"data":3}]',
+        '[null]',
+        '{}',
+        '"x"',
+        `[${'['.repeat(50_000)}${']'.repeat(50_000)}]`,
+        '\u0000',
+      ]) {
         const res = await node.request('PUT', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body });
         assert.ok(res.status >= 400 && res.status < 500, `${body.slice(0, 40)} answered ${res.status}`);
       }

@@ -49,11 +49,19 @@ const stringPredicate = fc
   .map(([a, op, b]) => `${a} ${op} ${b}`);
 
 const inPredicate = fc
-  .tuple(fc.constantFrom(...STRING_COLUMNS), fc.constantFrom('in', '!in', 'in~', '!in~'), fc.array(stringTerm, { minLength: 1, maxLength: 3 }))
+  .tuple(
+    fc.constantFrom(...STRING_COLUMNS),
+    fc.constantFrom('in', '!in', 'in~', '!in~'),
+    fc.array(stringTerm, { minLength: 1, maxLength: 3 }),
+  )
   .map(([a, op, items]) => `${a} ${op} (${items.join(', ')})`);
 
 const numericPredicate = fc
-  .tuple(fc.constantFrom('latencyMs', 'ratio', 'latencyMs * ratio', 'strlen(msg)'), fc.constantFrom('<', '>', '==', '!='), fc.integer({ min: -10, max: 3000 }))
+  .tuple(
+    fc.constantFrom('latencyMs', 'ratio', 'latencyMs * ratio', 'strlen(msg)'),
+    fc.constantFrom('<', '>', '==', '!='),
+    fc.integer({ min: -10, max: 3000 }),
+  )
   .map(([a, op, n]) => `${a} ${op} ${n}`);
 
 const predicate = fc
@@ -92,7 +100,14 @@ describe('KQL fuzzer over HTTP with a query budget', function () {
   before(async () => {
     node = await startTestNode({
       accounts: { [ACCOUNT]: 'fuzz' },
-      users: [{ userId: '00000000-0000-0000-0000-0000000000f8', username: 'fuzzer', password: PW, accounts: { fuzz: ['Service.Account.Admin'] } }],
+      users: [
+        {
+          userId: '00000000-0000-0000-0000-0000000000f8',
+          username: 'fuzzer',
+          password: PW,
+          accounts: { fuzz: ['Service.Account.Admin'] },
+        },
+      ],
     });
     const session = await node.signIn('fuzzer', PW);
     const base = Date.UTC(2026, 0, 1);

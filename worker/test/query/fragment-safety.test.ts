@@ -9,13 +9,15 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Server } from '@grpc/grpc-js';
-import { ChannelPool, DEFAULT_EXECUTOR_LIMITS, FRAGMENT_SOURCE, StrataError, startGrpcServer, stopGrpcServer } from '@strata/common';
 import {
-  type ExecuteFragmentRequest,
-  QueryServiceService,
-  ValueType,
-  WireType,
-} from '@strata/proto/query/v1/query';
+  ChannelPool,
+  DEFAULT_EXECUTOR_LIMITS,
+  FRAGMENT_SOURCE,
+  StrataError,
+  startGrpcServer,
+  stopGrpcServer,
+} from '@strata/common';
+import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
 import { after, before, describe, it } from 'mocha';
 import { queryService } from '../../src/query/query-service.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
@@ -51,10 +53,30 @@ describe('hostile query fragments sent to a worker directly', function () {
     outside = mkdtempSync(path.join(os.tmpdir(), 'strata-outside-'));
     engine = await openEngine(data.dir);
     await engine.append(input([part(SCHEMA, entries(5))]));
-    await engine.append(input([part(SCHEMA, entries(5).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })))], { accountId: OTHER }));
+    await engine.append(
+      input(
+        [
+          part(
+            SCHEMA,
+            entries(5).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })),
+          ),
+        ],
+        { accountId: OTHER },
+      ),
+    );
     await engine.sealAll();
     // More hot rows of the other account, so both its segment and its hot table exist.
-    await engine.append(input([part(SCHEMA, entries(3).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })))], { accountId: OTHER }));
+    await engine.append(
+      input(
+        [
+          part(
+            SCHEMA,
+            entries(3).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })),
+          ),
+        ],
+        { accountId: OTHER },
+      ),
+    );
     const [segment] = await engine.listSegments(OTHER);
     assert.ok(segment, 'the other account has a segment');
     otherSegment = path.join(engine.paths.segments, segment.fileName);
@@ -97,7 +119,8 @@ describe('hostile query fragments sent to a worker directly', function () {
   async function run(endpoint: string, req: ExecuteFragmentRequest, timeoutMs = 10_000): Promise<Outcome> {
     let rows = 0;
     try {
-      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs })) rows += m.rowCount;
+      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs }))
+        rows += m.rowCount;
       return { rows };
     } catch (err) {
       assert.ok(err instanceof StrataError, `a StrataError, got ${String(err)}`);
@@ -128,7 +151,10 @@ describe('hostile query fragments sent to a worker directly', function () {
 
   describe('the check refuses', () => {
     it('a second statement after the fragment', () =>
-      refusedByCheck(`WITH a AS (SELECT 1 AS c0) SELECT c0 FROM a; COPY (SELECT 1) TO '${outside}/x.csv'`, /one statement|one SELECT/));
+      refusedByCheck(
+        `WITH a AS (SELECT 1 AS c0) SELECT c0 FROM a; COPY (SELECT 1) TO '${outside}/x.csv'`,
+        /one statement|one SELECT/,
+      ));
     it('COPY, ATTACH, SET, PRAGMA, INSTALL, LOAD, CALL, EXPORT', async () => {
       for (const sql of [
         `COPY (SELECT 1) TO '${outside}/y.csv'`,
@@ -150,7 +176,10 @@ describe('hostile query fragments sent to a worker directly', function () {
     it("read_parquet of another account's segment", () =>
       refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM read_parquet('${otherSegment}')) SELECT c0 FROM a`, /read_parquet/));
     it("another account's hot table, also qualified or hidden behind a CTE of an inner scope", async () => {
-      await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM ${otherHotTable}) SELECT c0 FROM a`, /not the fragment's source/);
+      await refusedByCheck(
+        `WITH a AS (SELECT count(*) AS c0 FROM ${otherHotTable}) SELECT c0 FROM a`,
+        /not the fragment's source/,
+      );
       await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM main.${otherHotTable}) SELECT c0 FROM a`, /qualified/);
       await refusedByCheck(
         `WITH a AS (WITH ${otherHotTable} AS (SELECT 1) SELECT 1 AS c0), b AS (SELECT count(*) AS c0 FROM ${otherHotTable}) SELECT c0 FROM b`,
@@ -160,13 +189,22 @@ describe('hostile query fragments sent to a worker directly', function () {
         `WITH a AS (SELECT (SELECT count(*) FROM ${otherHotTable}) AS c0 FROM ${SRC}) SELECT c0 FROM a`,
         /not the fragment's source/,
       );
-      await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM query_table('${otherHotTable}')) SELECT c0 FROM a`, /query_table/);
+      await refusedByCheck(
+        `WITH a AS (SELECT count(*) AS c0 FROM query_table('${otherHotTable}')) SELECT c0 FROM a`,
+        /query_table/,
+      );
     });
     it('listing tables (information_schema, duckdb_tables) and reading settings', async () => {
       await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM information_schema.tables) SELECT c0 FROM a`, /qualified/);
       await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM duckdb_tables()) SELECT c0 FROM a`, /duckdb_tables/);
-      await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM strata_segments) SELECT c0 FROM a`, /not the fragment's source/);
-      await refusedByCheck(`WITH a AS (SELECT length(current_setting('temp_directory')) AS c0) SELECT c0 FROM a`, /current_setting/);
+      await refusedByCheck(
+        `WITH a AS (SELECT count(*) AS c0 FROM strata_segments) SELECT c0 FROM a`,
+        /not the fragment's source/,
+      );
+      await refusedByCheck(
+        `WITH a AS (SELECT length(current_setting('temp_directory')) AS c0) SELECT c0 FROM a`,
+        /current_setting/,
+      );
     });
     it('quoting the parameter inliner would read differently from DuckDB', async () => {
       await refusedByCheck(`WITH a AS (SELECT length(E'\\'$1') AS c0) SELECT c0 FROM a`, /prefixed/);
@@ -185,7 +223,10 @@ describe('hostile query fragments sent to a worker directly', function () {
       assert.equal(out.rows, 0);
     }
     it('(control) the switch is off: later statements run, and fail the call when they fail', async () => {
-      const ok = await run(unchecked, request(`${base}; CREATE TEMP TABLE t1 AS SELECT 1 AS x; SELECT current_setting('threads')`));
+      const ok = await run(
+        unchecked,
+        request(`${base}; CREATE TEMP TABLE t1 AS SELECT 1 AS x; SELECT current_setting('threads')`),
+      );
       assert.equal(ok.error, undefined);
       assert.equal(ok.rows, 1);
       await refusedByDuckDB('SELECT * FROM no_such_table');

@@ -59,10 +59,7 @@ export async function executePlanColumnar(
   let timer: NodeJS.Timeout | undefined;
   if (options.timeoutMs !== undefined) {
     const seconds = Math.round(options.timeoutMs / 1000);
-    timer = setTimeout(
-      () => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))),
-      options.timeoutMs,
-    );
+    timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), options.timeoutMs);
   }
   try {
     const columns =
