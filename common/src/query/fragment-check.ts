@@ -198,7 +198,8 @@ export class FragmentChecker {
       refuse('it could not be parsed');
     }
     if (!isObject(parsed)) refuse('it could not be parsed');
-    if (parsed.error === true) refuse(`only one SELECT is allowed (${text(parsed.error_message) || text(parsed.error_type)})`);
+    if (parsed.error === true)
+      refuse(`it is not a single SELECT DuckDB can read (${text(parsed.error_message) || text(parsed.error_type)})`);
     const statements = parsed.statements;
     if (!Array.isArray(statements) || statements.length !== 1) refuse('exactly one statement is allowed');
     new FragmentWalker().statement(statements[0], new Set([FRAGMENT_SOURCE]));

@@ -378,7 +378,7 @@ describe('inflow API', function () {
       }
     });
 
-    it('other JSON bodies (sign-in, query, settings, alerts) nested 10,000 levels are a 400 naming the limit', async () => {
+    it('other JSON bodies (sign-in, tokens, query, settings, alerts, incidents, comments) nested 10,000 levels are a 400 naming the limit', async () => {
       const deep = nested(10_000);
       for (const [method, url, token] of [
         ['POST', '/auth/token', undefined],
@@ -387,6 +387,8 @@ describe('inflow API', function () {
         ['PUT', `/accounts/${ACCOUNT}/settings/Service.Storage.Compaction.MaxFileSize`, tokens.admin],
         ['POST', '/auth/pat-token', tokens.admin],
         ['PUT', `/accounts/${ACCOUNT}/alert-runtime-states/00000000-0000-0000-0000-0000000000aa`, tokens.admin],
+        ['PUT', `/accounts/${ACCOUNT}/incidents/00000000-0000-0000-0000-0000000000ab`, tokens.admin],
+        ['POST', `/accounts/${ACCOUNT}/incidents/00000000-0000-0000-0000-0000000000ab/comments`, tokens.admin],
       ] as const) {
         const res = await node.request(method, url, { token, body: `{"query":${deep}}` });
         assert.equal(res.status, 400, `${method} ${url}`);

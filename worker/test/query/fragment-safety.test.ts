@@ -150,11 +150,13 @@ describe('hostile query fragments sent to a worker directly', function () {
   });
 
   describe('the check refuses', () => {
-    it('a second statement after the fragment', () =>
-      refusedByCheck(
+    it('a second statement after the fragment', async () => {
+      await refusedByCheck(
         `WITH a AS (SELECT 1 AS c0) SELECT c0 FROM a; COPY (SELECT 1) TO '${outside}/x.csv'`,
-        /one statement|one SELECT/,
-      ));
+        /not a single SELECT DuckDB can read/,
+      );
+      await refusedByCheck(`WITH a AS (SELECT 1 AS c0) SELECT c0 FROM a; SELECT 2`, /exactly one statement/);
+    });
     it('COPY, ATTACH, SET, PRAGMA, INSTALL, LOAD, CALL, EXPORT', async () => {
       for (const sql of [
         `COPY (SELECT 1) TO '${outside}/y.csv'`,
@@ -166,7 +168,7 @@ describe('hostile query fragments sent to a worker directly', function () {
         'CALL pragma_version()',
         `EXPORT DATABASE '${outside}/e'`,
       ])
-        await refusedByCheck(sql, /one SELECT|must start|WITH/);
+        await refusedByCheck(sql, /not a single SELECT DuckDB can read/);
     });
     it("read_text('/etc/hostname') and the other file-reading table functions", async () => {
       for (const fn of ["read_text('/etc/hostname')", "read_csv('/etc/passwd')", "glob('/etc/*')", "read_json('/etc/x.json')"])
