@@ -6,7 +6,7 @@
  */
 import { queryError, type Span, unsupportedFunction } from '../errors.js';
 import type { Column } from '../plan/rel.js';
-import { ident, int, join, type Sql, sql, str, trusted, ts } from '../sql/sql.js';
+import { ident, int, join, readsColumns, type Sql, sql, str, trusted, ts } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
 import { parseDateTimeText, TICKS_PER_DAY, TICKS_PER_SECOND } from '../syntax/literals.js';
 import type { KqlType } from '../types.js';
@@ -300,14 +300,20 @@ export class ExprBinder {
       case 'has':
       case 'has_cs': {
         const cs = base === 'has_cs';
-        // A term that is not a constant would be a regex compiled for every row: measured 35 s of
-        // CPU for 20,000 rows (one request could hold a core). Refused by name instead.
-        if (needle === undefined)
+        if (needle !== undefined) {
+          s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
+          break;
+        }
+        // A term read from a column would be a regex compiled for every row: measured 35 s of
+        // CPU for 20,000 rows (one request could hold a core). Refused by name. A term computed
+        // from constants (strcat("a", "b")) is folded by DuckDB and compiled once.
+        if (readsColumns(r.sql))
           throw queryError(
-            `'${op}' needs a constant string on its right; a column or expression as the term is not supported (use 'contains' or '==').`,
+            `'${op}' needs a constant string on its right; a column or an expression over columns is not supported (use 'contains' or '==').`,
             r.span,
           );
-        s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
+        const prefix = cs ? sql`'(?:^|[^\\p{L}\\p{N}])'` : sql`'(?i)(?:^|[^\\p{L}\\p{N}])'`;
+        s = sql`regexp_matches(${subject}, ${prefix} || regexp_escape(${strSql(r)}) || '(?:[^\\p{L}\\p{N}]|$)')`;
         break;
       }
       case 'contains':
