@@ -196,6 +196,25 @@ describe('hostile query fragments sent to a worker directly', function () {
         /query_table/,
       );
     });
+    it("another account's hot table in every position a table can hide", async () => {
+      const t = otherHotTable;
+      for (const body of [
+        `SELECT count(*) AS c0 FROM ${SRC} UNION ALL SELECT count(*) FROM ${t}`,
+        `SELECT list_transform([1], y -> (SELECT count(*) FROM ${t}))[1] AS c0`,
+        `SELECT count(*) AS c0 FROM ${SRC}, LATERAL (SELECT * FROM ${t})`,
+        `SELECT count(*) AS c0 FROM ${SRC} POSITIONAL JOIN ${t}`,
+        `FROM (FROM ${t}) SELECT count(*) AS c0`,
+        `SELECT count(*) AS c0 FROM (VALUES ((SELECT 1 FROM ${t})))`,
+        `SELECT count(*) AS c0 FROM ${SRC} WHERE msg IN (SELECT msg FROM ${t})`,
+        `SELECT count(*) AS c0 FROM ${SRC} ORDER BY (SELECT 1 FROM ${t})`,
+      ])
+        await refusedByCheck(`WITH a AS (${body}) SELECT c0 FROM a`, /not the fragment's source/);
+      await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM (SUMMARIZE ${t})) SELECT c0 FROM a`, /SHOW_REF/);
+      await refusedByCheck(
+        `WITH a AS (SELECT count(*) AS c0 FROM json_execute_serialized_sql('{}')) SELECT c0 FROM a`,
+        /json_execute_serialized_sql/,
+      );
+    });
     it('listing tables (information_schema, duckdb_tables) and reading settings', async () => {
       await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM information_schema.tables) SELECT c0 FROM a`, /qualified/);
       await refusedByCheck(`WITH a AS (SELECT count(*) AS c0 FROM duckdb_tables()) SELECT c0 FROM a`, /duckdb_tables/);
