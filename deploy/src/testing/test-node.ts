@@ -36,6 +36,8 @@ export interface TestNodeOptions {
 export interface TestNode {
   /** http://127.0.0.1:<port> of the gateway. */
   baseUrl: string;
+  /** http://127.0.0.1:<port> of the ops server (/healthz, /readyz, /metrics), when the test enabled `ops`. */
+  opsUrl?: string;
   dataRoot: string;
   process: RunningProcess;
   /** Signs in and returns a session token. */
@@ -119,6 +121,7 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
     });
   return {
     baseUrl,
+    ...(running.opsPort !== undefined ? { opsUrl: `http://127.0.0.1:${running.opsPort}` } : {}),
     dataRoot,
     process: running,
     request,

@@ -11,6 +11,7 @@
  * default; nothing exceeds the maximum.
  */
 import type { ServerResponse } from 'node:http';
+import { MAX_QUERY_SECONDS } from '@strata/common';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
@@ -22,7 +23,7 @@ import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
-export const MAX_QUERY_TIMEOUT_SECONDS = 300;
+export const MAX_QUERY_TIMEOUT_SECONDS = MAX_QUERY_SECONDS;
 
 /** Extra request fields (querySource, properties, variables) are accepted and ignored. */
 const queryBody = z.object({ query: z.string() });
