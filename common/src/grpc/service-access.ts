@@ -21,6 +21,8 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
   'strata.incidents.v1.IncidentService': { server: 'database', callers: ['gateway'] },
   'strata.incidents.v1.GroupService': { server: 'database', callers: ['gateway'] },
   'strata.incidents.v1.AlertService': { server: 'database', callers: ['gateway'] },
+  'strata.agents.v1.AgentService': { server: 'database', callers: ['gateway'] },
+  'strata.savedqueries.v1.SavedQueryService': { server: 'database', callers: ['gateway'] },
   'strata.settings.v1.SettingsService': {
     server: 'database',
     callers: ['gateway'],

@@ -11,9 +11,11 @@
  * default; nothing exceeds the maximum.
  */
 import type { ServerResponse } from 'node:http';
+import { MAX_QUERY_SECONDS } from '@strata/common';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
+import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
@@ -21,7 +23,7 @@ import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
-export const MAX_QUERY_TIMEOUT_SECONDS = 300;
+export const MAX_QUERY_TIMEOUT_SECONDS = MAX_QUERY_SECONDS;
 
 /** Extra request fields (querySource, properties, variables) are accepted and ignored. */
 const queryBody = z.object({ query: z.string() });
@@ -31,13 +33,19 @@ function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
 }
 
-/** The catalog the caller may see: a scoped token only its query schemas. */
-async function callerCatalog(rc: RouteContext): Promise<SchemaCatalog> {
+/**
+ * The catalog the caller may see: a scoped token only its query schemas. The account's members
+ * (for `schema.users`) are read from the master only when the query text names them, and never
+ * for a scoped token.
+ */
+async function callerCatalog(rc: RouteContext, query = '', fresh = false): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
-  const catalog = await rc.deps.query.catalog(accountId);
+  const catalog = await rc.deps.query.catalog(accountId, { fresh });
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
-  return restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  if (rc.principal?.scope || !/schema\.users/i.test(query)) return visible;
+  return { ...visible, people: { accountId, members: await accountMembers(rc.deps, accountId) } };
 }
 
 export function queryTimeoutMs(rc: RouteContext): number {
@@ -70,8 +78,9 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query } = await rc.body(queryBody);
       await warmQueryEngine();
-      const catalog = await callerCatalog(rc);
-      const result = await rc.deps.query.run(query, catalog, {
+      // A query that fails to plan against the cached catalog is planned once more against a fresh
+      // one: perhaps a schema or column written through another gateway since it was cached.
+      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, query, fresh), {
         accountId: accountOf(rc),
         timeoutMs: queryTimeoutMs(rc),
         signal: clientGone(rc.koa.res),
@@ -90,7 +99,7 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query, cursorPosition } = await rc.body(parseBody);
       await warmQueryEngine();
-      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition) };
+      return { body: parseQuery(query, await callerCatalog(rc, query), cursorPosition) };
     },
   },
   {

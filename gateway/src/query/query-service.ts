@@ -6,7 +6,7 @@
  */
 import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
-import { SchemaCatalogSource } from './cluster/schema-catalog.js';
+import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
 import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, planQuery } from './engine.js';
 import type { SchemaCatalog } from './types.js';
 
@@ -21,18 +21,17 @@ export interface QueryRunOptions {
 
 export class QueryService {
   private readonly merge = new MergeDatabase();
-  private readonly catalogs: SchemaCatalogSource;
 
   constructor(
     private readonly coordinator: Coordinator,
     private readonly channels: ChannelPool,
-  ) {
-    this.catalogs = new SchemaCatalogSource(coordinator, channels);
-  }
+    /** Shared with the inflow routes, which report what they wrote (the gateway role builds it). */
+    private readonly catalogs: SchemaCatalogSource,
+  ) {}
 
   /** Every table the workers hold for the account (not yet restricted to what a caller may see). */
-  catalog(accountId: string): Promise<SchemaCatalog> {
-    return this.catalogs.get(accountId);
+  catalog(accountId: string, options: { fresh?: boolean } = {}): Promise<SchemaCatalog> {
+    return this.catalogs.get(accountId, options);
   }
 
   /** A runner sending one query's fragments to every registered worker. */
@@ -40,9 +39,22 @@ export class QueryService {
     return distributedRunner({ coordinator: this.coordinator, channels: this.channels, accountId, timeoutMs });
   }
 
-  /** Plans `query` against `catalog` and runs it on the workers, merging here. */
-  async run(query: string, catalog: SchemaCatalog, options: QueryRunOptions): Promise<ColumnarResult> {
-    const plan = planQuery(query, catalog);
+  /**
+   * Plans `query` against the catalog `catalogFor` gives and runs it on the workers, merging here.
+   * A query that does not plan against the cached catalog is planned once more against a fresh
+   * one (`catalogFor(true)`); its error is the answer if it fails again.
+   */
+  async run(
+    query: string,
+    catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
+    options: QueryRunOptions,
+  ): Promise<ColumnarResult> {
+    let plan: ReturnType<typeof planQuery>;
+    try {
+      plan = planQuery(query, await catalogFor(false));
+    } catch {
+      plan = planQuery(query, await catalogFor(true));
+    }
     return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs), {
       mergeDatabase: this.merge,
       timeoutMs: options.timeoutMs,

@@ -73,7 +73,20 @@ export interface CatalogTable {
   columns: CatalogColumn[];
 }
 
+/** A member of the queried account, for the built-in tables `schema.users(.permissions)`. */
+export interface CatalogUser {
+  userId: string;
+  userName: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  /** Account permissions held on the queried account (possibly none). */
+  permissions: string[];
+}
+
 /** The tables a query may read (already filtered to what the caller may see). */
 export interface SchemaCatalog {
   tables: CatalogTable[];
+  /** The queried account's members; loaded only when a query names `schema.users` (else none). */
+  people?: { accountId: string; members: CatalogUser[] };
 }

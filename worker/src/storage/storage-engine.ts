@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
+import { confineDuckDB, errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
@@ -210,6 +210,10 @@ export class StorageEngine {
       // extension, which must be loaded first.
       await writerConn.run('LOAD parquet');
       await writerConn.run('SET GLOBAL parquet_metadata_cache = true');
+      // Last: from here on this instance reaches only its segments and batch/spill files, and no
+      // statement (query fragments included) can change that. `threads` follows the executor
+      // settings live (query-service.ts).
+      await confineDuckDB(writerConn, { allowedDirectories: [paths.segments, paths.tmp], allowedConfigs: ['threads'] });
       const maintenanceConn = await instance.connect();
       for (const ddl of CATALOG_DDL) await writerConn.run(ddl);
       const tables = await TableDirectory.load(writerConn);

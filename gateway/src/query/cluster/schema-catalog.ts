@@ -1,7 +1,9 @@
 /**
  * The schema catalog of an account: the union of what every worker stores (QueryService
- * ListSchemas), cached for a few seconds (a new schema may take up to a minute to become
- * queryable, docs/api.md). A column written with different types on different workers takes the type both fit
+ * ListSchemas), cached for a few seconds. A new schema or column is still queryable as soon as its
+ * inflow request answered 200 (docs/api.md): this gateway's inflow routes report what they wrote
+ * (`noteWritten`), which drops a cached catalog lacking it, and a query that fails to plan against
+ * a cached catalog is planned once more against a fresh one (a write through another gateway). A column written with different types on different workers takes the type both fit
  * in, as storage widens: long + real → real, any other pair → string. Names match
  * case-insensitively (DuckDB identifiers do); the first spelling seen is kept.
  */
@@ -44,8 +46,24 @@ export function restrictCatalog(catalog: SchemaCatalog, allowed: ((schema: strin
   return allowed ? { tables: catalog.tables.filter((t) => allowed(t.name)) } : catalog;
 }
 
+/** A schema and the columns an inflow request wrote into it. */
+export interface WrittenSchema {
+  schema: string;
+  columns: { name: string }[];
+}
+
+/** Whether a catalog already lists every written schema and column (columns match without case). */
+export function catalogCovers(catalog: SchemaCatalog, written: WrittenSchema[]): boolean {
+  return written.every((w) => {
+    const table = catalog.tables.find((t) => t.name === w.schema);
+    if (!table) return false;
+    const names = new Set(table.columns.map((c) => c.name.toLowerCase()));
+    return w.columns.every((c) => names.has(c.name.toLowerCase()));
+  });
+}
+
 export class SchemaCatalogSource {
-  private readonly cache = new Map<string, { at: number; catalog: Promise<SchemaCatalog> }>();
+  private readonly cache = new Map<string, { at: number; catalog: Promise<SchemaCatalog>; resolved?: SchemaCatalog }>();
 
   constructor(
     private readonly coordinator: Coordinator,
@@ -53,15 +71,34 @@ export class SchemaCatalogSource {
     private readonly ttlMs = 5_000,
   ) {}
 
-  get(accountId: string): Promise<SchemaCatalog> {
+  /** The account's catalog, from the cache unless `fresh`. */
+  get(accountId: string, options: { fresh?: boolean } = {}): Promise<SchemaCatalog> {
     const now = Date.now();
     const hit = this.cache.get(accountId);
-    if (hit && now - hit.at < this.ttlMs) return hit.catalog;
+    if (hit && !options.fresh && now - hit.at < this.ttlMs) return hit.catalog;
     const catalog = this.load(accountId);
-    this.cache.set(accountId, { at: now, catalog });
-    catalog.catch(() => this.cache.delete(accountId));
+    const entry: { at: number; catalog: Promise<SchemaCatalog>; resolved?: SchemaCatalog } = { at: now, catalog };
+    this.cache.set(accountId, entry);
+    catalog.then(
+      (c) => {
+        entry.resolved = c;
+      },
+      () => {
+        if (this.cache.get(accountId) === entry) this.cache.delete(accountId);
+      },
+    );
     if (this.cache.size > 1_000) this.cache.delete(this.cache.keys().next().value as string);
     return catalog;
+  }
+
+  /**
+   * Called after an inflow request stored `written` (and before it answers 200): a cached catalog
+   * that lacks any of it is dropped, so the next query loads the new schema or column. A load
+   * still in flight may have started before the write: it is dropped too.
+   */
+  noteWritten(accountId: string, written: WrittenSchema[]): void {
+    const hit = this.cache.get(accountId);
+    if (hit && !(hit.resolved && catalogCovers(hit.resolved, written))) this.cache.delete(accountId);
   }
 
   private async load(accountId: string): Promise<SchemaCatalog> {

@@ -6,7 +6,7 @@ import type { Migration } from '../migrations.js';
  * were unreachable when a schema was dropped.
  */
 export const storagePolicyMigration: Migration = {
-  version: 5,
+  version: 7,
   name: 'storage-policy',
   statements: [
     `CREATE TABLE schema_retention (
