@@ -22,6 +22,7 @@ import { savedQueryHandlers } from './saved-queries/saved-query-grpc.js';
 import { SavedQueryRepository } from './saved-queries/saved-query-repository.js';
 import { SettingsRepository } from './settings/settings-repository.js';
 import { settingsHandlers } from './settings/settings-service.js';
+import { PurgeRepository } from './storage-policy/purge-repository.js';
 import { storagePolicyHandlers } from './storage-policy/storage-policy-grpc.js';
 import { StoragePolicyRepository } from './storage-policy/storage-policy-repository.js';
 
@@ -88,7 +89,10 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       definition: StoragePolicyServiceService,
       implementation: implementService(
         StoragePolicyServiceService,
-        storagePolicyHandlers(() => new StoragePolicyRepository(leader().store)),
+        storagePolicyHandlers(
+          () => new StoragePolicyRepository(leader().store),
+          () => new PurgeRepository(leader().store),
+        ),
         log,
       ),
     },

@@ -133,3 +133,80 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     assert.ok(segs[0]!.byteSize > 0);
   });
 });
+
+describe('purge steps in worker storage', function () {
+  this.timeout(60_000);
+  const t = storageTestContext();
+  /** A fragment matching entries with an even `seq`, outputting their ids (as a gateway plans it). */
+  const evenSeq = {
+    sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
+    params: [{ type: 'BIGINT' as const, value: 2n }],
+    sourceColumns: [
+      { name: '__INFLOW_ID', type: 'guid' as const },
+      { name: 'seq', type: 'long' as const },
+    ],
+    columns: [{ id: 'c1', type: 'VARCHAR' as const }],
+  };
+
+  async function loadSegments(engine: NonNullable<typeof t.engine>, segments: number, perSegment: number) {
+    for (let s = 0; s < segments; s++) {
+      await engine.append(input([part('P', at(perSegment, Date.UTC(2024, 0, 1) + s * 3_600_000, s * perSegment))]));
+      await engine.sealAll();
+    }
+    await engine.append(input([part('P', at(4, Date.UTC(2024, 1, 1), 1000))]));
+    await engine.append(input([part('P', at(4, Date.UTC(2024, 1, 1), 0))], { accountId: OTHER }));
+  }
+
+  it('removes the matching rows from hot rows and segments, step by step, and keeps the rest', async () => {
+    t.engine = await openEngine(t.dir);
+    await loadSegments(t.engine, 5, 10);
+    const steps = [];
+    for (let i = 0; i < 10; i++) {
+      const p = await t.engine.purgeStep('job-1', ACCOUNT, 'P', evenSeq, 2);
+      steps.push(p);
+      if (p.finished) break;
+    }
+    const last = steps.at(-1)!;
+    assert.equal(last.finished, true);
+    assert.equal(steps.length, 3, 'two segments a step over five segments');
+    assert.equal(
+      steps.reduce((n, s) => n + s.rowsRemoved, 0),
+      27,
+    );
+    assert.deepEqual({ done: last.segmentsDone, total: last.segmentsTotal }, { done: 5, total: 5 });
+    const left = seqs(await scanRows(t.engine, 'P'));
+    assert.deepEqual(left, [...Array.from({ length: 25 }, (_, i) => 2 * i + 1), 1001, 1003]);
+    // Another account's rows are not touched.
+    assert.equal((await scanRows(t.engine, 'P', undefined, {}, OTHER)).length, 4);
+    // Running the job again changes nothing.
+    const again = await t.engine.purgeStep('job-1b', ACCOUNT, 'P', evenSeq, 10);
+    assert.deepEqual({ removed: again.rowsRemoved, finished: again.finished }, { removed: 0, finished: true });
+  });
+
+  it('finishes correctly after the worker restarts in the middle of a job', async () => {
+    t.engine = await openEngine(t.dir);
+    await loadSegments(t.engine, 4, 6);
+    const first = await t.engine.purgeStep('job-2', ACCOUNT, 'P', evenSeq, 1);
+    assert.equal(first.finished, false);
+    await t.engine.close();
+    t.engine = await openEngine(t.dir);
+    let last = first;
+    for (let i = 0; i < 10 && !last.finished; i++) last = await t.engine.purgeStep('job-2', ACCOUNT, 'P', evenSeq, 1);
+    assert.equal(last.finished, true);
+    assert.deepEqual(seqs(await scanRows(t.engine, 'P')), [...Array.from({ length: 12 }, (_, i) => 2 * i + 1), 1001, 1003]);
+  });
+
+  it('refuses a purge fragment that is not a checked single SELECT of ids', async () => {
+    t.engine = await openEngine(t.dir);
+    await loadSegments(t.engine, 1, 2);
+    await assert.rejects(
+      t.engine.purgeStep('job-3', ACCOUNT, 'P', { ...evenSeq, sql: `${evenSeq.sql}; SELECT 1` }, 1),
+      /not a permitted statement|permitted/,
+    );
+    await assert.rejects(
+      t.engine.purgeStep('job-3', ACCOUNT, 'P', { ...evenSeq, columns: [...evenSeq.columns, { id: 'c2', type: 'BIGINT' }] }, 1),
+      /exactly the rows' ids/,
+    );
+    assert.equal((await scanRows(t.engine, 'P')).length, 6);
+  });
+});

@@ -39,7 +39,12 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
   'strata.query.v1.QueryService': { server: 'backend', callers: ['gateway'] },
   'strata.ingest.v1.SegmentService': { server: 'backend', callers: ['database'] },
   'strata.worker.v1.WorkerService': { server: 'backend', callers: ['gateway', 'database'] },
-  'strata.storage.v1.WorkerStorageService': { server: 'backend', callers: ['gateway'] },
+  // Usage and schema drops come from gateways; purge steps from the master leader that runs the job.
+  'strata.storage.v1.WorkerStorageService': {
+    server: 'backend',
+    callers: ['gateway'],
+    methods: { PurgeStep: ['database'] },
+  },
 };
 
 /** `/strata.query.v1.QueryService/ExecuteFragment` → service and method names. */

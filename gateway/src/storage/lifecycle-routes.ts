@@ -7,15 +7,47 @@
  * Who may: account admins and global admins change retention and drop schemas (the account
  * settings permission); whoever may query an account may read its retention and usage.
  */
-import { type ChannelPool, type Coordinator, errorFields, invalid, StrataError } from '@strata/common';
-import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
+import { type ChannelPool, type Coordinator, errorFields, invalid, notFound, StrataError } from '@strata/common';
+import { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
+import { type PurgeJob, StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { type SchemaUsage, WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
 import { z } from 'zod';
 import type { RouteContext, RouteDef } from '../http/route.js';
+import { fragmentRequest } from '../query/cluster/worker-protocol.js';
+import { planQuery } from '../query/engine.js';
 
 const retentionBody = z.object({ retention: z.union([z.string().max(64), z.null()]) });
+const purgeBody = z.object({ schema: z.string().min(1).max(256), predicate: z.string().min(1).max(16_384) });
 
 const WORKER_CALL_MS = 10_000;
+
+/** A purge job as the API shows it: totals over workers, and each worker's share. */
+function purgeView(job: PurgeJob) {
+  const sum = (f: (w: PurgeJob['workers'][number]) => number) => job.workers.reduce((n, w) => n + f(w), 0);
+  return {
+    jobId: job.jobId,
+    schema: job.schema,
+    predicate: job.predicate,
+    state: job.state,
+    requestedBy: job.requestedBy,
+    requestedAt: job.requestedAt,
+    finishedAt: job.finishedAt || null,
+    error: job.error || null,
+    rowsExamined: sum((w) => Number(w.rowsExamined)),
+    rowsRemoved: sum((w) => Number(w.rowsRemoved)),
+    segmentsDone: sum((w) => w.segmentsDone),
+    segmentsTotal: sum((w) => w.segmentsTotal),
+    workers: job.workers.map((w) => ({
+      worker: w.worker,
+      rowsExamined: Number(w.rowsExamined),
+      rowsRemoved: Number(w.rowsRemoved),
+      segmentsDone: w.segmentsDone,
+      segmentsTotal: w.segmentsTotal,
+      finished: w.finished,
+      lastError: w.lastError || null,
+    })),
+  };
+}
 
 const accountOf = (rc: RouteContext) => rc.params.accountId!.toLowerCase();
 const schemaOf = (rc: RouteContext) => {
@@ -93,7 +125,71 @@ export function totalsBySchema(workers: WorkerUsage[]): Map<string, ReturnType<t
   return new Map([...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => [k, usageView(v)]));
 }
 
+/**
+ * The rows a purge removes, as the fragment workers run: `<schema> | where (<predicate>) |
+ * project __INFLOW_ID`, planned like any query (so the predicate is KQL with its usual errors and
+ * positions, and reaches the worker as a checked fragment, never as spliced SQL). The parentheses
+ * keep the predicate one expression: a `|` or `;` inside it is a syntax error, not more pipeline.
+ */
+async function purgeFragment(rc: RouteContext, accountId: string, schema: string, predicate: string): Promise<Buffer> {
+  const catalog = await rc.deps.query.catalog(accountId, { fresh: true });
+  if (!catalog.tables.some((t) => t.name === schema)) throw notFound(`Schema ${schema} does not exist in this account.`);
+  const text = `['${schema.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'] | where (${predicate}) | project __INFLOW_ID`;
+  const plan = planQuery(text, catalog, { maxRows: Number.MAX_SAFE_INTEGER - 1 });
+  const [fragment] = plan.fragments;
+  if (plan.fragments.length !== 1 || !fragment || fragment.columns.length !== 1)
+    throw invalid("A purge predicate is one `where` expression over the schema's columns.");
+  return Buffer.from(ExecuteFragmentRequest.encode(fragmentRequest(accountId, fragment)).finish());
+}
+
 export const lifecycleRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/accounts/:accountId/purge',
+    operation: 'account.settings.write',
+    summary:
+      'Purge: delete the entries of a schema matching a KQL predicate, { schema, predicate } (the expression of a `where`). Starts a job (202) that rewrites every affected segment and hot row on every worker; GET /accounts/{accountId}/purge/{jobId} reports progress. Recorded with who and when; account admins and global admins only.',
+    requestSchema: purgeBody,
+    async handler(rc) {
+      const accountId = accountOf(rc);
+      const { schema, predicate } = await rc.body(purgeBody);
+      const fragment = await purgeFragment(rc, accountId, schema, predicate);
+      const workers = (await rc.deps.coordinator.listWorkers()).map((w) => w.endpoint);
+      const { job } = await rc.deps.master.service(StoragePolicyServiceService).startPurge({
+        accountId,
+        schema,
+        predicate,
+        fragment,
+        requestedBy: rc.principal!.userId,
+        workers,
+      });
+      rc.deps.log.info({ accountId, schema, jobId: job?.jobId, by: rc.principal!.userId, workers }, 'purge started');
+      return { status: 202, body: purgeView(job!) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/purge',
+    operation: 'account.settings.read',
+    summary: "The account's purge jobs, newest first, with progress and outcome.",
+    async handler(rc) {
+      const { jobs } = await rc.deps.master.service(StoragePolicyServiceService).listPurges({ accountId: accountOf(rc) });
+      return { body: jobs.map(purgeView) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/accounts/:accountId/purge/:jobId',
+    operation: 'account.settings.read',
+    summary:
+      'A purge job: state (running, succeeded, failed), rows examined and removed, segments done of total, per worker and in total, who asked and when.',
+    async handler(rc) {
+      const { job } = await rc.deps.master
+        .service(StoragePolicyServiceService)
+        .getPurge({ accountId: accountOf(rc), jobId: rc.params.jobId! });
+      return { body: purgeView(job!) };
+    },
+  },
   {
     method: 'GET',
     path: '/accounts/:accountId/usage',

@@ -198,4 +198,63 @@ describe('data lifecycle over HTTP: retention, schema drop, usage', function () 
     // (A gateway's cached catalog may lack the re-created schema for a moment: a 400 is retried.)
     await eventually('the new row is queryable', async () => (await count('drop.me').catch(() => -1)) === 1);
   });
+
+  it('purges the entries matching a KQL predicate on every segment and hot row, and reports progress and outcome', async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => ({
+      schema: 'purge.me',
+      timestamp: new Date(Date.now() - (20 - i) * 60_000).toISOString(),
+      data: { n: i, user: i % 3 === 0 ? 'alice' : 'bob' },
+    }));
+    await push(rows.slice(0, 4));
+    await worker().storage.sealAll();
+    await push(rows.slice(4, 8));
+    await worker().storage.sealAll();
+    await push(rows.slice(8));
+    await eventually('purge.me is queryable', async () => (await count('purge.me').catch(() => -1)) === 12);
+
+    const refused = await node.request('POST', `/accounts/${ACCOUNT}/purge`, {
+      token: admin,
+      body: { schema: 'purge.me', predicate: 'user == "alice" | take 1' },
+    });
+    assert.equal(refused.status, 400);
+    const noSuch = await node.request('POST', `/accounts/${ACCOUNT}/purge`, {
+      token: admin,
+      body: { schema: 'nope', predicate: 'true' },
+    });
+    assert.equal(noSuch.status, 404);
+    const forbidden = await node.request('POST', `/accounts/${ACCOUNT}/purge`, {
+      token: querier,
+      body: { schema: 'purge.me', predicate: 'user == "alice"' },
+    });
+    assert.equal(forbidden.status, 403);
+
+    const started = await node.request('POST', `/accounts/${ACCOUNT}/purge`, {
+      token: admin,
+      body: { schema: 'purge.me', predicate: 'user == "alice"' },
+    });
+    const startedText = await started.text();
+    assert.equal(started.status, 202, startedText);
+    const job = JSON.parse(startedText) as { jobId: string; state: string; requestedBy: string };
+    assert.equal(job.requestedBy, '00000000-0000-0000-0000-0000000000e1');
+    let status: { state: string; rowsRemoved: number; segmentsDone: number; segmentsTotal: number } | undefined;
+    await eventually('the purge job finishes', async () => {
+      const res = await node.request('GET', `/accounts/${ACCOUNT}/purge/${job.jobId}`, { token: admin });
+      status = (await res.json()) as typeof status;
+      return status!.state !== 'running';
+    });
+    assert.deepEqual(
+      { state: status!.state, removed: status!.rowsRemoved, done: status!.segmentsDone, total: status!.segmentsTotal },
+      { state: 'succeeded', removed: 4, done: 2, total: 2 },
+    );
+    assert.equal(await count('purge.me'), 8);
+    const alice = await node.request('POST', `/search/${ACCOUNT}/kusto`, {
+      token: querier,
+      body: { query: "['purge.me'] | where user == 'alice' | count" },
+    });
+    assert.deepEqual(((await alice.json()) as { results: unknown[] }).results, [{ Count: 0 }]);
+    const list = (await (await node.request('GET', `/accounts/${ACCOUNT}/purge`, { token: admin })).json()) as {
+      jobId: string;
+    }[];
+    assert.equal(list[0]?.jobId, job.jobId);
+  });
 });

@@ -3,7 +3,15 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import { confineDuckDB, errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
+import {
+  confineDuckDB,
+  errorFields,
+  FragmentChecker,
+  type FragmentStatement,
+  type Logger,
+  quoteIdentifier,
+  StrataError,
+} from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
@@ -13,6 +21,7 @@ import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js'
 import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { type Deleted, dropTable, expireTable } from './lifecycle.js';
+import { type PurgeProgress, purgeStep } from './purge.js';
 import { RetentionRules } from './retention-rules.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
@@ -144,6 +153,8 @@ export class StorageEngine {
   private dirtySinceCheckpoint = false;
   private lastPrune = 0;
   private lastExpiry = 0;
+  private readonly purgeClean = new Map<string, Set<string>>();
+  private readonly checker = new FragmentChecker();
   private maxTermSeen = 0;
   private closed = false;
 
@@ -436,6 +447,48 @@ export class StorageEngine {
     const gone = await this.deleting(table, (conn) => dropTable(this.ctx, conn, table));
     this.ctx.log.info({ accountId, schema, ...gone }, 'schema dropped');
     return gone;
+  }
+
+  /**
+   * One step of a purge job (purge.ts): matching hot rows, then up to `maxSegments` segments.
+   * Segments found clean are remembered per job in memory (bounded), so a job's steps move on.
+   */
+  async purgeStep(
+    jobId: string,
+    accountId: string,
+    schema: string,
+    statement: FragmentStatement,
+    maxSegments: number,
+  ): Promise<PurgeProgress> {
+    const table = this.ctx.tables.get(accountId, schema);
+    if (!table) return { rowsExamined: 0, rowsRemoved: 0, segmentsDone: 0, segmentsTotal: 0, finished: true };
+    let clean = this.purgeClean.get(jobId);
+    if (!clean) {
+      clean = new Set();
+      this.purgeClean.set(jobId, clean);
+      if (this.purgeClean.size > 100) this.purgeClean.delete(this.purgeClean.keys().next().value as string);
+    }
+    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const progress = await purgeStep(this.ctx, conn, table, statement, this.checker, clean, Math.max(1, maxSegments), (work) =>
+        this.writeGate.with('writes', work),
+      );
+      const r = (
+        await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
+      ).getRowObjectsJS()[0] as { n: bigint };
+      const h = this.hot.get(table.tableId);
+      if (r.n === 0n) this.hot.delete(table.tableId);
+      else if (h) h.rows = Number(r.n);
+      this.updateHotGauge();
+      this.dirtySinceCheckpoint = true;
+      if (progress.finished) this.purgeClean.delete(jobId);
+      if (progress.rowsRemoved > 0) this.ctx.log.info({ jobId, accountId, schema, ...progress }, 'purge step removed rows');
+      return progress;
+    } finally {
+      conn.closeSync();
+      releaseCompaction();
+    }
   }
 
   /** What this worker holds of each schema of an account (usage figures). */
