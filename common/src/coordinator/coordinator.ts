@@ -54,6 +54,14 @@ export interface Candidacy {
    * `onDemoted('resigned')` is called first so leader duties stop the same way as on a loss.
    */
   resign(): Promise<void>;
+  /**
+   * Gives up leadership now but stays in the election: `onDemoted(reason)` follows (if leading)
+   * and the candidate campaigns again after a backoff. For a leader that cannot take up its duties
+   * (e.g. its store is still locked by a deposed leader that has not let go yet): resigning
+   * instead would leave this instance reporting "standby" while it never campaigns again.
+   * Does nothing while not leading.
+   */
+  stepAside(reason: string): void;
 }
 
 export interface WorkerLease {

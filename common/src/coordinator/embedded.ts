@@ -1,4 +1,5 @@
 import type { Logger } from '../logging.js';
+import { backoffDelay } from './backoff.js';
 import type {
   Candidacy,
   Coordinator,
@@ -53,6 +54,8 @@ export class EmbeddedCoordinator implements Coordinator {
     const state = this.election(election);
     const candidate: Candidate = { value, events: new LeadershipEvents(handlers, this.log), term: undefined };
     let active = true;
+    let asides = 0;
+    let retryTimer: NodeJS.Timeout | undefined;
     const candidacy: Candidacy = {
       get isLeader() {
         return state.leader === candidate;
@@ -63,9 +66,24 @@ export class EmbeddedCoordinator implements Coordinator {
       assertLeadership: async () => {
         if (state.leader !== candidate) throw leadershipLost(election);
       },
+      stepAside: (reason) => {
+        if (!active || state.leader !== candidate) return;
+        state.leader = undefined;
+        candidate.term = undefined;
+        candidate.events.demoted(reason);
+        this.promoteNext(election, state);
+        // Back in line after a backoff, as an etcd candidate would campaign again.
+        retryTimer = setTimeout(() => {
+          if (!active || this.closed) return;
+          state.waiting.push(candidate);
+          if (!state.leader) this.promoteNext(election, state);
+        }, backoffDelay(asides++));
+        retryTimer.unref();
+      },
       resign: async () => {
         if (!active) return;
         active = false;
+        clearTimeout(retryTimer);
         this.candidacies.delete(candidacy);
         if (state.leader === candidate) {
           state.leader = undefined;

@@ -77,6 +77,33 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     await waitFor('no leader', async () => (await coord.getLeader(election)) === undefined || undefined);
   });
 
+  it('a leader that steps aside is demoted, hands over, and campaigns again (it does not leave)', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const first = new RecordingHandlers();
+    const second = new RecordingHandlers();
+    const a = await coord.campaign(election, 'a:1', first);
+    await waitFor('first elected', () => first.elected.length === 1);
+    const b = await coord.campaign(election, 'b:1', second);
+    a.stepAside('store locked');
+    await waitFor('a demoted', () => first.demoted.length === 1);
+    assert.deepEqual(first.demoted, ['store locked']);
+    assert.equal(a.isLeader, false);
+    await waitFor('b elected', () => second.elected.length === 1, { timeoutMs: 20_000 });
+    assert.ok(second.elected[0]! > first.elected[0]!);
+    // a is still a candidate: when b leaves, a leads again with a higher term.
+    await b.resign();
+    await waitFor('a elected again', () => first.elected.length === 2, { timeoutMs: 20_000 });
+    assert.ok(first.elected[1]! > second.elected[0]!);
+    await a.assertLeadership();
+    // Alone in the election, a candidate that steps aside is elected again after its backoff.
+    a.stepAside('again');
+    await waitFor('a demoted again', () => first.demoted.length === 2);
+    await waitFor('a elected a third time', () => first.elected.length === 3, { timeoutMs: 20_000 });
+    assert.ok(first.elected[2]! > first.elected[1]!);
+    await a.resign();
+  });
+
   it('resigning a waiting candidate removes it from the campaign', async () => {
     const coord = await open();
     const election = uniqueElection();
