@@ -4,6 +4,7 @@ export * from './coordinator/coordinator.js';
 export * from './coordinator/create.js';
 export * from './coordinator/embedded.js';
 export * from './coordinator/etcd.js';
+export * from './coordinator/placements.js';
 export * from './errors.js';
 export * from './grpc/client.js';
 export * from './grpc/server.js';

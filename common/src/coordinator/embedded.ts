@@ -5,11 +5,13 @@ import type {
   Coordinator,
   LeaderInfo,
   LeadershipHandlers,
+  Placement,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
 } from './coordinator.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
+import { sortPlacements } from './placements.js';
 
 interface Candidate {
   value: string;
@@ -44,6 +46,8 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly workers = new Map<string, Registered>();
   private readonly workerWatchers = new Set<(workers: WorkerRegistration[]) => void>();
   private readonly candidacies = new Set<Candidacy>();
+  /** Placements by `<accountId>/<workerId>`. */
+  private readonly placements = new Map<string, Placement>();
   private lastTerm = 0;
   private closed = false;
 
@@ -155,6 +159,27 @@ export class EmbeddedCoordinator implements Coordinator {
       if (this.workerWatchers.has(callback)) callback(current);
     });
     return () => this.workerWatchers.delete(callback);
+  }
+
+  async recordPlacement(placement: Omit<Placement, 'since'>): Promise<void> {
+    this.assertOpen();
+    const { accountId, workerId, endpoint } = placement;
+    this.placements.set(`${accountId}/${workerId}`, { accountId, workerId, endpoint, since: new Date().toISOString() });
+  }
+
+  async listPlacements(accountId?: string): Promise<Placement[]> {
+    return sortPlacements([...this.placements.values()].filter((p) => accountId === undefined || p.accountId === accountId));
+  }
+
+  async removePlacements(workerId: string, accountId?: string): Promise<number> {
+    let removed = 0;
+    for (const [key, p] of this.placements) {
+      if (p.workerId === workerId && (accountId === undefined || p.accountId === accountId)) {
+        this.placements.delete(key);
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async close(): Promise<void> {

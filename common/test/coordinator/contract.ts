@@ -104,6 +104,37 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     await a.resign();
   });
 
+  it('keeps placements until they are removed, per account and worker, also from another client', async () => {
+    const coord = await open();
+    const account = `acc-${uniqueElection()}`;
+    const other = `acc-${uniqueElection()}`;
+    await coord.recordPlacement({ accountId: account, workerId: 'w-1', endpoint: '10.0.0.1:1' });
+    await coord.recordPlacement({ accountId: account, workerId: 'w-2', endpoint: '10.0.0.2:1' });
+    await coord.recordPlacement({ accountId: other, workerId: 'w-1', endpoint: '10.0.0.1:1' });
+    // Recording again refreshes (a worker that moved keeps one record).
+    await coord.recordPlacement({ accountId: account, workerId: 'w-1', endpoint: '10.0.0.9:1' });
+    const second = await open();
+    const listed = await second.listPlacements(account);
+    assert.deepEqual(
+      listed.map((p) => [p.workerId, p.endpoint]),
+      [
+        ['w-1', '10.0.0.9:1'],
+        ['w-2', '10.0.0.2:1'],
+      ],
+    );
+    assert.ok(listed.every((p) => p.accountId === account && !Number.isNaN(Date.parse(p.since))));
+    const all = await second.listPlacements();
+    assert.ok(all.some((p) => p.accountId === other && p.workerId === 'w-1'));
+    assert.equal(await second.removePlacements('w-1', account), 1);
+    assert.deepEqual(
+      (await coord.listPlacements(account)).map((p) => p.workerId),
+      ['w-2'],
+    );
+    assert.equal(await coord.removePlacements('w-1'), 1);
+    assert.deepEqual(await coord.listPlacements(other), []);
+    assert.equal(await coord.removePlacements('w-2'), 1);
+  });
+
   it('resigning a waiting candidate removes it from the campaign', async () => {
     const coord = await open();
     const election = uniqueElection();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -65,6 +65,7 @@ export class ClusterProcess {
     let started = false;
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => {
+        if (process.env.STRATA_TEST_DEBUG_LOG) appendFileSync(process.env.STRATA_TEST_DEBUG_LOG, `[${this.name}] ${line}\n`);
         this.tail.push(`[${this.name}] ${line}`);
         if (this.tail.length > 60) this.tail.shift();
         const port = /"port":(\d+),"msg":"gateway listening"/.exec(line);

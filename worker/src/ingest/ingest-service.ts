@@ -3,6 +3,7 @@ import { type AppendRequest, IngestServiceService } from '@strata/proto/ingest/v
 import type { AppendInput } from '../storage/hot-writer.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { columnTypeFromProto } from './column-type-codec.js';
+import type { PlacementRecorder } from './placement-recorder.js';
 
 /** Converts the wire request into the storage engine's input, refusing unknown column types. */
 export function appendInputOf(req: AppendRequest): AppendInput {
@@ -27,15 +28,20 @@ export function appendInputOf(req: AppendRequest): AppendInput {
   };
 }
 
-/** IngestService of a worker: Append answers once the request is durable. */
-export function ingestService(storage: StorageEngine, log: Logger) {
+/**
+ * IngestService of a worker: Append answers once the request is durable, and only after this
+ * worker is recorded as a holder of the account's data.
+ */
+export function ingestService(storage: StorageEngine, placements: PlacementRecorder, log: Logger) {
   return {
     definition: IngestServiceService,
     implementation: implementService(
       IngestServiceService,
       {
         append: async (req) => {
-          const result = await storage.append(appendInputOf(req));
+          const input = appendInputOf(req);
+          await placements.ensure(input.accountId);
+          const result = await storage.append(input);
           return { rowsStored: result.rowsStored, duplicate: result.duplicate };
         },
       },
