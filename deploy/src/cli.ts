@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, loadConfigObject, type ResolvedConfig } from '@strata/common';
+import { PLACEMENTS_USAGE, placementsCommand } from './placements-command.js';
 import { startProcess } from './process-runner.js';
 import { DEFAULT_ADMIN_USER_NAME, singleNodeConfig } from './single-node-config.js';
 
@@ -8,6 +9,7 @@ const USAGE = `Usage:
                                  (every role, data in ./data, HTTP on port 5000).
   strata check-config --config FILE
                                  Validate FILE (and STRATA_* overrides) and print every problem.
+${PLACEMENTS_USAGE}
   strata --help`;
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration. */
@@ -17,7 +19,12 @@ export async function main(argv: string[]): Promise<number> {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        account: { type: 'string' },
+        worker: { type: 'string' },
+      },
     });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
@@ -38,6 +45,23 @@ export async function main(argv: string[]): Promise<number> {
     if (!config) return 2;
     process.stdout.write(`${file}: valid\n`);
     return 0;
+  }
+  if (command === 'placements') {
+    if (!file) {
+      process.stderr.write(`placements needs --config FILE\n${USAGE}\n`);
+      return 2;
+    }
+    const config = loadOrReport(() => loadConfigFile(file));
+    if (!config) return 2;
+    return placementsCommand(
+      config,
+      {
+        action: parsed.positionals[1],
+        account: parsed.values.account as string | undefined,
+        worker: parsed.values.worker as string | undefined,
+      },
+      (line) => process.stdout.write(`${line}\n`),
+    );
   }
   if (command !== 'start') {
     process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);

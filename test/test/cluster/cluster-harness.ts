@@ -9,7 +9,7 @@ import { type EtcdServer, freePort, startEtcd, waitFor } from '@strata/common/te
 import { Etcd3 } from 'etcd3';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
-const STRATA_CLI = path.join(REPO_ROOT, 'deploy/bin/strata.js');
+export const STRATA_CLI = path.join(REPO_ROOT, 'deploy/bin/strata.js');
 
 export const TTL_SECONDS = 3;
 export const ACCOUNT = '00000000-0000-0000-0000-000000000000';

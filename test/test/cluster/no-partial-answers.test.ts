@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { waitFor } from '@strata/common/testing';
-import { ACCOUNT, type ClusterProcess, call, signIn, TestCluster } from './cluster-harness.js';
+import { ACCOUNT, type ClusterProcess, call, STRATA_CLI, signIn, TestCluster } from './cluster-harness.js';
 
 const INFLOW = `/inflow/${ACCOUNT}`;
 const KUSTO = `/search/${ACCOUNT}/kusto`;
@@ -189,5 +192,40 @@ describe('cluster: no silent partial answers', function () {
       seen.every((o) => o.status === 200 && o.count === total),
       summary(seen),
     );
+  });
+
+  it('a worker lost for good is written off with `strata placements write-off`; queries then answer without it', async () => {
+    const [w1, w2] = workers as [ClusterProcess, ClusterProcess];
+    const configFile = path.join(gateway.dir, 'strata.json');
+    const strata = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [STRATA_CLI, 'placements', ...args, '--config', configFile], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      return { code: r.status, out: `${r.stdout}${r.stderr}` };
+    };
+    const idOf = (w: ClusterProcess) => readFileSync(path.join(w.dir, 'data', 'backend', 'worker-id'), 'utf8').trim();
+    const listed = strata('list', '--account', ACCOUNT);
+    assert.equal(listed.code, 0, listed.out);
+    assert.match(listed.out, new RegExp(`${idOf(w1)}\\t127\\.0\\.0\\.1:\\d+\\tyes`));
+    // A registered worker's data is not lost: refused.
+    const refused = strata('write-off', '--worker', idOf(w1));
+    assert.equal(refused.code, 1, refused.out);
+    await w2.kill('SIGKILL');
+    await waitFor(
+      'w2 deregistered',
+      async () => (await cluster.raw.getAll().prefix(`${cluster.prefix}/workers/`).keys()).length === 1,
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    assert.equal((await count()).status, 503);
+    const written = strata('write-off', '--worker', idOf(w2));
+    assert.equal(written.code, 0, written.out);
+    assert.match(written.out, /wrote off 1 placement/);
+    const after = await count();
+    assert.equal(after.status, 200);
+    assert.equal(after.partial, undefined);
+    assert.ok(after.count! > 0 && after.count! < total, `count ${after.count}`);
   });
 });
