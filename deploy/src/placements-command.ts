@@ -19,7 +19,11 @@ export interface PlacementsArgs {
  * whose data is gone (docs/operations.md, "A worker lost for good"). Talks to the coordinator of
  * FILE's cluster (etcd.endpoints) directly; needs no running Strata process.
  */
-export async function placementsCommand(config: ResolvedConfig, args: PlacementsArgs, out: (line: string) => void): Promise<number> {
+export async function placementsCommand(
+  config: ResolvedConfig,
+  args: PlacementsArgs,
+  out: (line: string) => void,
+): Promise<number> {
   const log = createLogger('cli', { level: 'warn' });
   const coordinator = await createCoordinator(config, componentLogger(log, 'coordinator'));
   try {
@@ -29,7 +33,9 @@ export async function placementsCommand(config: ResolvedConfig, args: Placements
       const placements = await coordinator.listPlacements(args.account);
       out('account\tworker id\tendpoint\tregistered\tsince');
       for (const p of placements) {
-        out(`${p.accountId}\t${p.workerId}\t${p.endpoint}\t${registered.has(p.workerId) ? `yes (${registered.get(p.workerId)})` : 'no'}\t${p.since}`);
+        out(
+          `${p.accountId}\t${p.workerId}\t${p.endpoint}\t${registered.has(p.workerId) ? `yes (${registered.get(p.workerId)})` : 'no'}\t${p.since}`,
+        );
       }
       return 0;
     }
@@ -39,7 +45,9 @@ export async function placementsCommand(config: ResolvedConfig, args: Placements
         return 2;
       }
       if (registered.has(args.worker)) {
-        out(`worker ${args.worker} is registered (${registered.get(args.worker)}): its data is not lost; drain it or stop it first`);
+        out(
+          `worker ${args.worker} is registered (${registered.get(args.worker)}): its data is not lost; drain it or stop it first`,
+        );
         return 1;
       }
       const removed = await coordinator.removePlacements(args.worker, args.account);

@@ -12,16 +12,7 @@ async function sendKeyed(baseUrl: string, token: string, n: number): Promise<{ a
   const body = [{ schema: 'keyed.batches', timestamp: new Date().toISOString(), data: { n } }];
   for (let attempt = 1; attempt <= 200; attempt++) {
     try {
-      const res = await call(
-        baseUrl,
-        token,
-        'PUT',
-        INFLOW,
-        [{ schema: 'keyed.batches', timestamp: new Date().toISOString(), data: { n } }],
-        {
-          'idempotency-key': key,
-        },
-      );
+      const res = await call(baseUrl, token, 'PUT', INFLOW, body, { 'idempotency-key': key });
       if (res.status === 200) return { attempts: attempt };
       if (res.status !== 503) throw new Error(`batch ${n}: ${res.status} on attempt ${attempt}: ${JSON.stringify(res.body)}`);
     } catch (err) {
