@@ -38,7 +38,7 @@ describe('query result JSON', () => {
 
   it('writes random columns of every type exactly as JSON.stringify of the rows (property)', () => {
     const types = ['string', 'long', 'real', 'bool', 'datetime', 'timespan', 'guid', 'dynamic'] as const;
-    const valueOf: Record<(typeof types)[number], fc.Arbitrary<unknown>> = {
+    const arbitraryOf: Record<(typeof types)[number], fc.Arbitrary<unknown>> = {
       string: fc.string({ unit: 'binary' }),
       long: fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }),
       real: fc.oneof(fc.double(), fc.constantFrom(-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 5e-324)),
@@ -51,7 +51,7 @@ describe('query result JSON', () => {
     const column = fc
       .constantFrom(...types)
       .chain((type) =>
-        fc.record({ type: fc.constant(type), values: fc.array(fc.option(valueOf[type]), { minLength: 5, maxLength: 5 }) }),
+        fc.record({ type: fc.constant(type), values: fc.array(fc.option(arbitraryOf[type]), { minLength: 5, maxLength: 5 }) }),
       );
     fc.assert(
       fc.property(fc.array(column, { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 5 }), (cols, rowCount) => {
