@@ -155,7 +155,14 @@ describe('cluster: no silent partial answers', function () {
       partialSeen.every((o) => o.status === 200 && o.partial === true),
       summary(partialSeen),
     );
-    // The schema listing follows the same rule.
+    // Parsing (the editor's completions) and the schema listing follow the same rule.
+    const parse = await call(gateway.baseUrl, token, 'POST', `${KUSTO}/parse`, { query: COUNT });
+    assert.equal(parse.status, 503);
+    const parsePartial = await call(gateway.baseUrl, token, 'POST', `${KUSTO}/parse`, { query: COUNT, allowPartial: true });
+    assert.equal(parsePartial.status, 200);
+    assert.equal(parsePartial.body.partial, true);
+    assert.equal(parsePartial.body.missingWorkers.length, 1);
+
     const schemas = await call(gateway.baseUrl, token, 'GET', SCHEMAS);
     assert.equal(schemas.status, 503);
     const res = await fetch(`${gateway.baseUrl}${SCHEMAS}?allowPartial=true`, { headers: { authorization: `Bearer ${token}` } });
