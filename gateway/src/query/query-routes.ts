@@ -19,18 +19,32 @@ import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
+import { type MissingWorker, QueryCoverage } from './query-coverage.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
 export const MAX_QUERY_TIMEOUT_SECONDS = MAX_QUERY_SECONDS;
 
-/** Extra request fields (querySource, properties, variables) are accepted and ignored. */
-const queryBody = z.object({ query: z.string() });
-const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional() });
+/**
+ * Extra request fields (querySource, properties, variables) are accepted and ignored.
+ * `allowPartial: true` accepts an answer without the data of workers that cannot be reached
+ * (marked `partial: true` with `missingWorkers`) instead of 503.
+ */
+const queryBody = z.object({ query: z.string(), allowPartial: z.boolean().optional() });
+const parseBody = z.object({
+  query: z.string(),
+  cursorPosition: z.number().int().min(0).optional(),
+  allowPartial: z.boolean().optional(),
+});
 
 function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
+}
+
+/** Who must answer this request (503 naming missing holders unless `allowPartial`). */
+function coverageOf(rc: RouteContext, allowPartial: boolean | undefined): Promise<QueryCoverage> {
+  return QueryCoverage.resolve(rc.deps.coordinator, accountOf(rc), allowPartial === true);
 }
 
 /**
@@ -38,9 +52,9 @@ function accountOf(rc: RouteContext): string {
  * (for `schema.users`) are read from the master only when the query text names them, and never
  * for a scoped token.
  */
-async function callerCatalog(rc: RouteContext, query = '', fresh = false): Promise<SchemaCatalog> {
+async function callerCatalog(rc: RouteContext, coverage: QueryCoverage, query = '', fresh = false): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
-  const catalog = await rc.deps.query.catalog(accountId, { fresh });
+  const catalog = await rc.deps.query.catalog(accountId, { fresh, coverage });
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
   const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
@@ -67,6 +81,12 @@ function clientGone(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
+/** Marks a query answer that lacks some holders' data: `partial: true` and who is missing. */
+function withMissingWorkers(json: string, missing: MissingWorker[]): string {
+  if (missing.length === 0) return json;
+  return `${json.slice(0, -1)},"partial":true,"missingWorkers":${JSON.stringify(missing)}}`;
+}
+
 export const queryRoutes: RouteDef[] = [
   {
     method: 'POST',
@@ -76,17 +96,22 @@ export const queryRoutes: RouteDef[] = [
       'Run a KQL query: { query }. Answers { header, columns: [{ name, type }], results: [{ column: value }], render?, truncated }. Query errors answer 400 with token positions into the query.',
     requestSchema: queryBody,
     async handler(rc) {
-      const { query } = await rc.body(queryBody);
+      const { query, allowPartial } = await rc.body(queryBody);
       await warmQueryEngine();
+      const coverage = await coverageOf(rc, allowPartial);
       // A query that fails to plan against the cached catalog is planned once more against a fresh
       // one: perhaps a schema or column written through another gateway since it was cached.
-      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, query, fresh), {
+      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, coverage, query, fresh), {
         accountId: accountOf(rc),
         timeoutMs: queryTimeoutMs(rc),
+        coverage,
         signal: clientGone(rc.koa.res),
       });
       // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.
-      return { headers: { 'content-type': 'application/json; charset=utf-8' }, body: queryResultJson(result) };
+      return {
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: withMissingWorkers(queryResultJson(result), coverage.missing),
+      };
     },
   },
   {
@@ -97,19 +122,28 @@ export const queryRoutes: RouteDef[] = [
       'Parse a KQL query without running it: { query, cursorPosition? }. Answers { parseSuccess, error, header, columns, suggestions: { autoCompletions } }.',
     requestSchema: parseBody,
     async handler(rc) {
-      const { query, cursorPosition } = await rc.body(parseBody);
+      const { query, cursorPosition, allowPartial } = await rc.body(parseBody);
       await warmQueryEngine();
-      return { body: parseQuery(query, await callerCatalog(rc, query), cursorPosition) };
+      const coverage = await coverageOf(rc, allowPartial);
+      const parsed = parseQuery(query, await callerCatalog(rc, coverage, query), cursorPosition);
+      return { body: coverage.missing.length > 0 ? { ...parsed, partial: true, missingWorkers: coverage.missing } : parsed };
     },
   },
   {
     method: 'GET',
     path: '/search/:accountId/schemas',
     operation: 'query.run',
-    summary: "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }].",
+    summary:
+      "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }]. ?allowPartial=true answers without unreachable workers' schemas, naming them in Strata-Missing-Workers.",
     async handler(rc) {
-      const catalog = await callerCatalog(rc);
+      const allowPartial = String(rc.koa.query.allowPartial ?? rc.koa.query.allowpartial ?? '').toLowerCase() === 'true';
+      const coverage = await coverageOf(rc, allowPartial);
+      const catalog = await callerCatalog(rc, coverage);
+      const missing = coverage.missing;
       return {
+        headers: (missing.length > 0
+          ? { 'strata-partial': 'true', 'strata-missing-workers': missing.map((m) => m.endpoint).join(', ') }
+          : {}) as Record<string, string>,
         body: catalog.tables.map((t) => ({
           name: t.name,
           columns: t.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] })),

@@ -8,6 +8,7 @@ import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
 import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
 import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, planQuery } from './engine.js';
+import type { QueryCoverage } from './query-coverage.js';
 import type { SchemaCatalog } from './types.js';
 
 export interface QueryRunOptions {
@@ -17,6 +18,8 @@ export interface QueryRunOptions {
   timeoutMs: number;
   /** Aborts the query (the client went away). */
   signal?: AbortSignal;
+  /** Which workers must answer (placements): 503 naming missing holders, or a partial answer. */
+  coverage?: QueryCoverage;
 }
 
 export class QueryService {
@@ -30,13 +33,19 @@ export class QueryService {
   ) {}
 
   /** Every table the workers hold for the account (not yet restricted to what a caller may see). */
-  catalog(accountId: string, options: { fresh?: boolean } = {}): Promise<SchemaCatalog> {
+  catalog(accountId: string, options: { fresh?: boolean; coverage?: QueryCoverage } = {}): Promise<SchemaCatalog> {
     return this.catalogs.get(accountId, options);
   }
 
-  /** A runner sending one query's fragments to every registered worker. */
-  runner(accountId: string, timeoutMs: number): FragmentRunner {
-    return distributedRunner({ coordinator: this.coordinator, channels: this.channels, accountId, timeoutMs });
+  /** A runner sending one query's fragments to the workers of `coverage` (default: resolved per query). */
+  runner(accountId: string, timeoutMs: number, coverage?: QueryCoverage): FragmentRunner {
+    return distributedRunner({
+      coordinator: this.coordinator,
+      channels: this.channels,
+      accountId,
+      timeoutMs,
+      ...(coverage ? { coverage } : {}),
+    });
   }
 
   /**
@@ -55,7 +64,7 @@ export class QueryService {
     } catch {
       plan = planQuery(query, await catalogFor(true));
     }
-    return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs), {
+    return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs, options.coverage), {
       mergeDatabase: this.merge,
       timeoutMs: options.timeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import type { RouteContext, RouteDef } from '../http/route.js';
 import { fragmentRequest } from '../query/cluster/worker-protocol.js';
 import { planQuery } from '../query/engine.js';
+import { QueryCoverage } from '../query/query-coverage.js';
 
 const retentionBody = z.object({ retention: z.union([z.string().max(64), z.null()]) });
 const purgeBody = z.object({ schema: z.string().min(1).max(256), predicate: z.string().min(1).max(16_384) });
@@ -71,14 +72,16 @@ export async function usageByWorker(
   channels: ChannelPool,
   accountId: string,
 ): Promise<{ workers: WorkerUsage[]; unreachable: string[] }> {
-  const registered = await coordinator.listWorkers();
+  // Holders of the account's data that are not registered are missing from the figures, and said so.
+  const coverage = await QueryCoverage.resolve(coordinator, accountId, true);
+  const registered = coverage.workers;
   const answers = await Promise.allSettled(
     registered.map((w) =>
       channels.client(WorkerStorageServiceService, w.endpoint).describeStorage({ accountId }, { timeoutMs: WORKER_CALL_MS }),
     ),
   );
   const workers: WorkerUsage[] = [];
-  const unreachable: string[] = [];
+  const unreachable: string[] = coverage.missing.map((m) => m.endpoint);
   answers.forEach((a, i) => {
     const worker = registered[i]!.endpoint;
     if (a.status === 'fulfilled') workers.push({ worker, freeBytes: Number(a.value.freeBytes), schemas: a.value.schemas });
@@ -154,7 +157,13 @@ export const lifecycleRoutes: RouteDef[] = [
       const accountId = accountOf(rc);
       const { schema, predicate } = await rc.body(purgeBody);
       const fragment = await purgeFragment(rc, accountId, schema, predicate);
-      const workers = (await rc.deps.coordinator.listWorkers()).map((w) => w.endpoint);
+      // Every worker that may hold rows of the account must finish the job: the registered ones and
+      // holders that are down now (placements), which the job waits for.
+      const coverage = await QueryCoverage.resolve(rc.deps.coordinator, accountId, true);
+      // Tracked by worker id: a worker may come back at another address.
+      const workers = [...coverage.workers.map((w) => w.workerId), ...coverage.missing.map((m) => m.workerId)].filter(
+        (id): id is string => typeof id === 'string' && id !== '',
+      );
       const { job } = await rc.deps.master.service(StoragePolicyServiceService).startPurge({
         accountId,
         schema,

@@ -51,15 +51,18 @@ export class PurgeDuty implements LeaderDuty {
     const repo = new PurgeRepository(state.store);
     const jobs = await repo.running();
     if (jobs.length === 0) return;
-    const registered = new Set((await state.coordinator.listWorkers()).map((w) => w.endpoint));
+    // Jobs name workers by id (placements do too): a worker back at another address is found again.
+    const endpoints = new Map<string, string>();
+    for (const w of await state.coordinator.listWorkers()) if (w.workerId) endpoints.set(w.workerId, w.endpoint);
     for (const job of jobs) {
       const fragment = ExecuteFragmentRequest.decode(job.fragment);
       for (const w of job.workers) {
         if (this.stopped) return;
-        if (w.finished || !registered.has(w.worker)) continue;
+        const endpoint = endpoints.get(w.worker);
+        if (w.finished || !endpoint) continue;
         try {
           const step = await state.channels
-            .client(WorkerStorageServiceService, w.worker)
+            .client(WorkerStorageServiceService, endpoint)
             .purgeStep({ jobId: job.jobId, fragment, maxSegments: SEGMENTS_PER_STEP }, { timeoutMs: STEP_TIMEOUT_MS });
           await repo.recordStep(job.jobId, {
             worker: w.worker,

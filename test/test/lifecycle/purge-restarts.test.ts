@@ -32,7 +32,7 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
           log: { level: 'warn' },
           ops: { enable: false },
           internalTls: { generateDir: testTlsDir() },
-          etcd: { endpoints: [etcd.endpoint], prefix: `/purge-${process.pid}`, leaseTtlSeconds: 2 },
+          etcd: { endpoints: [etcd.endpoint], prefix: `/purge-${process.pid}`, leaseTtlSeconds: 5 },
           auth: { jwt: { signingKey } },
           setupService: {
             enable: true,
@@ -89,7 +89,6 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
       if (r.status === 200) token = r.body.token as string;
       else await new Promise((res) => setTimeout(res, 200));
     }
-    assert.ok(token, 'signed in');    console.error('PHASE signed in', new Date().toISOString());
 
     const storage = () => (worker.roles.find((r) => r.name === 'backend') as WorkerHandle).storage;
     // 24 segments of 10 rows: the job takes several steps (4 segments a step, one step a second).
@@ -115,12 +114,9 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
       }
       throw new Error(`query kept failing: ${q}`);
     };
-    assert.equal(await count('audit | count'), 240);    console.error('PHASE loaded', new Date().toISOString());
-
 
     const started = await call('POST', `/accounts/${ACCOUNT}/purge`, { schema: 'audit', predicate: 'n % 3 == 0' }, token);
     assert.equal(started.status, 202, JSON.stringify(started.body));
-    const jobId = started.body.jobId as string;    console.error('PHASE started', new Date().toISOString());
 
     const job = async () => {
       for (let a = 0; a < 100; a++) {
@@ -142,15 +138,11 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
     // The worker stops after the first step, and comes back on its data directory.
     await waitFor('a first step', (j) => j.segmentsDone > 0);
     await stop(worker);
-    console.error('PHASE first step seen', new Date().toISOString());
     worker = await start('worker', workerRoles);
-    console.error('PHASE worker restarted', new Date().toISOString());
     // Then the master: another election, the same store (its file), the job goes on.
     await waitFor('more progress', (j) => j.segmentsDone >= 8 || j.state !== 'running');
     await stop(master);
-    console.error('PHASE more progress seen', new Date().toISOString());
     master = await start('master', { database: { enable: true, endpoint: '127.0.0.1:0' } });
-    console.error('PHASE master restarted', new Date().toISOString());
     const done = await waitFor('the end of the job', (j) => j.state !== 'running');
     assert.equal(done.state, 'succeeded');
     assert.equal(await count('audit | where n % 3 == 0 | count'), 0);

@@ -345,6 +345,11 @@ export class StorageEngine {
     return tracked;
   }
 
+  /** Every account this worker holds a table of (hot rows or segments). */
+  listAccounts(): string[] {
+    return [...new Set(this.ctx.tables.all().map((t) => t.accountId))].sort();
+  }
+
   /** See the class comment. */
   listSchemas(accountId: string): SchemaDescription[] {
     return this.ctx.tables
