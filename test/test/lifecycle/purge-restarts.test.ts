@@ -90,6 +90,7 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
       else await new Promise((res) => setTimeout(res, 200));
     }
 
+    assert.ok(token, 'signed in');
     const storage = () => (worker.roles.find((r) => r.name === 'backend') as WorkerHandle).storage;
     // 24 segments of 10 rows: the job takes several steps (4 segments a step, one step a second).
     for (let s = 0; s < 24; s++) {
@@ -115,8 +116,11 @@ describe('cluster: a purge job survives a worker restart and a master restart', 
       throw new Error(`query kept failing: ${q}`);
     };
 
+    assert.equal(await count('audit | count'), 240);
+
     const started = await call('POST', `/accounts/${ACCOUNT}/purge`, { schema: 'audit', predicate: 'n % 3 == 0' }, token);
     assert.equal(started.status, 202, JSON.stringify(started.body));
+    const jobId = started.body.jobId as string;
 
     const job = async () => {
       for (let a = 0; a < 100; a++) {
