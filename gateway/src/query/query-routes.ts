@@ -11,10 +11,11 @@
  * default; nothing exceeds the maximum.
  */
 import type { ServerResponse } from 'node:http';
-import { MAX_QUERY_SECONDS } from '@strata/common';
+import { MAX_QUERY_SECONDS, StrataError } from '@strata/common';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
+import { totalsBySchema, usageByWorker } from '../storage/usage.js';
 import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, warmQueryEngine } from './engine.js';
@@ -58,8 +59,38 @@ async function callerCatalog(rc: RouteContext, coverage: QueryCoverage, query = 
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
   const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
-  if (rc.principal?.scope || !/schema\.users/i.test(query)) return visible;
-  return { ...visible, people: { accountId, members: await accountMembers(rc.deps, accountId) } };
+  const withUsage = /schema\.usage/i.test(query)
+    ? { ...visible, usage: await visibleUsage(rc, accountId, visible, coverage) }
+    : visible;
+  if (rc.principal?.scope || !/schema\.users/i.test(query)) return withUsage;
+  return { ...withUsage, people: { accountId, members: await accountMembers(rc.deps, accountId) } };
+}
+
+/**
+ * The usage figures of the schemas the caller sees (`schema.usage`). A worker that does not
+ * answer makes them incomplete: 503 naming it, unless the request allows a partial answer.
+ */
+async function visibleUsage(rc: RouteContext, accountId: string, visible: SchemaCatalog, coverage: QueryCoverage) {
+  const { workers, unreachable } = await usageByWorker(rc.deps.coordinator, rc.deps.channels, accountId);
+  if (unreachable.length > 0 && !coverage.allowPartial)
+    throw new StrataError('unavailable', `Workers holding data of this account cannot be reached: ${unreachable.join(', ')}.`, {
+      retryAfterSeconds: 5,
+    });
+  const names = new Set(visible.tables.map((t) => t.name));
+  return workers.flatMap((w) =>
+    w.schemas
+      .filter((s) => names.has(s.schema))
+      .map((s) => ({
+        schema: s.schema,
+        worker: w.worker,
+        rows: Number(s.hotRows) + Number(s.segmentRows),
+        hotRows: Number(s.hotRows),
+        segments: Number(s.segments),
+        bytes: Number(s.segmentBytes),
+        oldestUs: Number(s.minTimestampUs),
+        newestUs: Number(s.maxTimestampUs),
+      })),
+  );
 }
 
 export function queryTimeoutMs(rc: RouteContext): number {
@@ -134,12 +165,16 @@ export const queryRoutes: RouteDef[] = [
     path: '/search/:accountId/schemas',
     operation: 'query.run',
     summary:
-      "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }]. ?allowPartial=true answers without unreachable workers' schemas, naming them in Strata-Missing-Workers.",
+      "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }]. ?allowPartial=true answers without unreachable workers' schemas, naming them in Strata-Missing-Workers. ?usage=true adds each table's `usage`: { rows, hotRows, segments, bytes, oldest, newest } over all workers.",
     async handler(rc) {
       const allowPartial = String(rc.koa.query.allowPartial ?? rc.koa.query.allowpartial ?? '').toLowerCase() === 'true';
       const coverage = await coverageOf(rc, allowPartial);
       const catalog = await callerCatalog(rc, coverage);
       const missing = coverage.missing;
+      const withUsage = String(rc.koa.query.usage ?? '').toLowerCase() === 'true';
+      const usage = withUsage
+        ? totalsBySchema((await usageByWorker(rc.deps.coordinator, rc.deps.channels, accountOf(rc))).workers)
+        : undefined;
       return {
         headers: (missing.length > 0
           ? { 'strata-partial': 'true', 'strata-missing-workers': missing.map((m) => m.endpoint).join(', ') }
@@ -147,6 +182,9 @@ export const queryRoutes: RouteDef[] = [
         body: catalog.tables.map((t) => ({
           name: t.name,
           columns: t.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] })),
+          ...(usage
+            ? { usage: usage.get(t.name) ?? { rows: 0, hotRows: 0, segments: 0, bytes: 0, oldest: null, newest: null } }
+            : {}),
         })),
       };
     },

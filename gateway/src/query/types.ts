@@ -89,4 +89,18 @@ export interface SchemaCatalog {
   tables: CatalogTable[];
   /** The queried account's members; loaded only when a query names `schema.users` (else none). */
   people?: { accountId: string; members: CatalogUser[] };
+  /** What each worker stores of each visible schema; loaded only when a query names `schema.usage`. */
+  usage?: CatalogUsage[];
+}
+
+/** One worker's share of one schema (`schema.usage`). Timestamps in µs since the epoch, 0 for none. */
+export interface CatalogUsage {
+  schema: string;
+  worker: string;
+  rows: number;
+  hotRows: number;
+  segments: number;
+  bytes: number;
+  oldestUs: number;
+  newestUs: number;
 }

@@ -166,6 +166,27 @@ describe('data lifecycle over HTTP: retention, schema drop, usage', function () 
     assert.equal(u.bytes, seg.byteSize);
     assert.ok(Date.parse(u.oldest) < Date.parse(u.newest));
     assert.equal(body.workers.length, 1);
+    // The same figures through the schema listing and the built-in query table.
+    const listing = (await (await node.request('GET', `/search/${ACCOUNT}/schemas?usage=true`, { token: querier })).json()) as {
+      name: string;
+      usage: { rows: number; bytes: number };
+    }[];
+    const listed = listing.find((t) => t.name === 'usage.check')!.usage;
+    assert.deepEqual({ rows: listed.rows, bytes: listed.bytes }, { rows: 4, bytes: seg.byteSize });
+    const table = await node.request('POST', `/search/${ACCOUNT}/kusto`, {
+      token: querier,
+      body: { query: "schema.usage | where TableName == 'usage.check' | project Rows, HotRows, Segments, Bytes, Oldest" },
+    });
+    const tableText = await table.text();
+    assert.equal(table.status, 200, tableText);
+    const [row] = (
+      JSON.parse(tableText) as { results: { Rows: number; HotRows: number; Segments: number; Bytes: number; Oldest: string }[] }
+    ).results;
+    assert.deepEqual(
+      { rows: row!.Rows, hot: row!.HotRows, segments: row!.Segments, bytes: row!.Bytes },
+      { rows: 4, hot: 1, segments: 1, bytes: seg.byteSize },
+    );
+    assert.equal(Date.parse(row!.Oldest), Date.parse(u.oldest));
   });
 
   it('drops a schema everywhere; writing it again starts afresh', async () => {
