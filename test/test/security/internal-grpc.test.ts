@@ -30,6 +30,8 @@ import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
+import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 
 /**
@@ -48,10 +50,12 @@ const DEFINITIONS = [
   AgentServiceService,
   SavedQueryServiceService,
   SettingsServiceService,
+  StoragePolicyServiceService,
   IngestServiceService,
   QueryServiceService,
   SegmentServiceService,
   WorkerServiceService,
+  WorkerStorageServiceService,
 ] as const;
 
 type MethodDef = { path: string; responseStream: boolean; requestSerialize: (v: never) => Buffer };
