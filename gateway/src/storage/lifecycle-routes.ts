@@ -23,6 +23,55 @@ const purgeBody = z.object({ schema: z.string().min(1).max(256), predicate: z.st
 
 const WORKER_CALL_MS = 10_000;
 
+/** Response shapes, for the OpenAPI document. */
+const usageFigures = {
+  rows: z.number(),
+  hotRows: z.number(),
+  segments: z.number(),
+  bytes: z.number(),
+  oldest: z.string().nullable(),
+  newest: z.string().nullable(),
+};
+const usageJson = z.object({
+  complete: z.boolean(),
+  unreachable: z.array(z.string()),
+  schemas: z.array(z.object({ schema: z.string(), ...usageFigures })),
+  workers: z.array(
+    z.object({ worker: z.string(), freeBytes: z.number(), schemas: z.array(z.object({ schema: z.string(), ...usageFigures })) }),
+  ),
+});
+const retentionJson = z.object({
+  schema: z.string(),
+  retention: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+  updatedBy: z.string().nullable(),
+});
+const dropJson = z.object({
+  schema: z.string(),
+  dropId: z.string(),
+  droppedAt: z.string(),
+  rowsDeleted: z.number(),
+  pendingWorkers: z.array(z.string()),
+});
+const purgeProgress = {
+  rowsExamined: z.number(),
+  rowsRemoved: z.number(),
+  segmentsDone: z.number(),
+  segmentsTotal: z.number(),
+};
+const purgeJson = z.object({
+  jobId: z.string(),
+  schema: z.string(),
+  predicate: z.string(),
+  state: z.enum(['running', 'succeeded', 'failed']),
+  requestedBy: z.string(),
+  requestedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  error: z.string().nullable(),
+  ...purgeProgress,
+  workers: z.array(z.object({ worker: z.string(), ...purgeProgress, finished: z.boolean(), lastError: z.string().nullable() })),
+});
+
 /** A purge job as the API shows it: totals over workers, and each worker's share. */
 function purgeView(job: PurgeJob) {
   const sum = (f: (w: PurgeJob['workers'][number]) => number) => job.workers.reduce((n, w) => n + f(w), 0);
@@ -83,6 +132,7 @@ export const lifecycleRoutes: RouteDef[] = [
     summary:
       'Purge: delete the entries of a schema matching a KQL predicate, { schema, predicate } (the expression of a `where`). Starts a job (202) that rewrites every affected segment and hot row on every worker; GET /accounts/{accountId}/purge/{jobId} reports progress. Recorded with who and when; account admins and global admins only.',
     requestSchema: purgeBody,
+    responseSchema: purgeJson,
     async handler(rc) {
       const accountId = accountOf(rc);
       const { schema, predicate } = await rc.body(purgeBody);
@@ -111,6 +161,7 @@ export const lifecycleRoutes: RouteDef[] = [
     path: '/accounts/:accountId/purge',
     operation: 'account.settings.read',
     summary: "The account's purge jobs, newest first, with progress and outcome.",
+    responseSchema: z.array(purgeJson),
     async handler(rc) {
       const { jobs } = await rc.deps.master.service(StoragePolicyServiceService).listPurges({ accountId: accountOf(rc) });
       return { body: jobs.map(purgeView) };
@@ -122,6 +173,7 @@ export const lifecycleRoutes: RouteDef[] = [
     operation: 'account.settings.read',
     summary:
       'A purge job: state (running, succeeded, failed), rows examined and removed, segments done of total, per worker and in total, who asked and when.',
+    responseSchema: purgeJson,
     async handler(rc) {
       const { job } = await rc.deps.master
         .service(StoragePolicyServiceService)
@@ -135,6 +187,7 @@ export const lifecycleRoutes: RouteDef[] = [
     operation: 'query.run',
     summary:
       'What the account stores: per schema rows (hot and sealed), segments, bytes on disk, oldest and newest entry, in total and per worker; `unreachable` lists workers that did not answer (their share is missing, and `complete` is false).',
+    responseSchema: usageJson,
     async handler(rc) {
       const { workers, unreachable } = await usageByWorker(rc.deps.coordinator, rc.deps.channels, accountOf(rc));
       return {
@@ -157,6 +210,7 @@ export const lifecycleRoutes: RouteDef[] = [
     operation: 'query.run',
     summary:
       "A schema's retention override ({ schema, retention }, null when the account's retention applies). The account's own retention is the setting Service.Storage.Retention.",
+    responseSchema: retentionJson,
     async handler(rc) {
       const schema = schemaOf(rc);
       const { retentions } = await rc.deps.master
@@ -175,6 +229,7 @@ export const lifecycleRoutes: RouteDef[] = [
     summary:
       "Set a schema's retention: { retention: '30d' | '12h' | '45m' | 'd.hh:mm:ss' | 'forever' }, or null to remove the override. Applied by every worker within seconds, no restart.",
     requestSchema: retentionBody,
+    responseSchema: retentionJson,
     async handler(rc) {
       const schema = schemaOf(rc);
       const { retention } = await rc.body(retentionBody);
@@ -196,6 +251,7 @@ export const lifecycleRoutes: RouteDef[] = [
     operation: 'account.settings.write',
     summary:
       'Drop a schema: every entry of it on every worker (and its retention override). Recorded first, so a worker that is down applies it when it is back; answers which workers deleted what, and which apply it later.',
+    responseSchema: dropJson,
     async handler(rc) {
       const schema = schemaOf(rc);
       const accountId = accountOf(rc);
