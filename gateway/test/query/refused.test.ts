@@ -33,8 +33,6 @@ const SAMPLES: Record<string, string> = {
   search: 'T | search "x"',
   'top-nested': 'T | top-nested 3 of s by count()',
   'top-hitters': 'T | top-hitters 3 of s',
-  sample: 'T | sample 3',
-  'sample-distinct': 'T | sample-distinct 3 of s',
   partition: 'T | partition by s (take 1)',
   facet: 'T | facet by s',
   fork: 'T | fork (take 1)',
