@@ -134,7 +134,7 @@ export class PurgeRepository {
   async recordStep(jobId: string, progress: PurgeWorkerProgress): Promise<void> {
     await this.store.transaction(async (tx) => {
       const row = await tx.one<JobRow>(`SELECT ${COLUMNS} FROM purge_jobs WHERE job_id = $1`, [jobId]);
-      if (!row || row.state !== 'running') return;
+      if (row?.state !== 'running') return;
       const job = jobOf(row);
       const workers = job.workers.map((w) =>
         w.worker === progress.worker
@@ -160,7 +160,7 @@ export class PurgeRepository {
   async recordError(jobId: string, worker: string, message: string): Promise<void> {
     await this.store.transaction(async (tx) => {
       const row = await tx.one<JobRow>(`SELECT ${COLUMNS} FROM purge_jobs WHERE job_id = $1`, [jobId]);
-      if (!row || row.state !== 'running') return;
+      if (row?.state !== 'running') return;
       const workers = jobOf(row).workers.map((w) => (w.worker === worker ? { ...w, lastError: message.slice(0, 500) } : w));
       await tx.run('UPDATE purge_jobs SET workers = $1 WHERE job_id = $2', [JSON.stringify(workers), jobId]);
     });
