@@ -30,8 +30,12 @@ function newRsaKeys() {
 function baseCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  // Positive 16-byte serial (RFC 5280 allows up to 20 octets; the leading 0 keeps it positive).
-  cert.serialNumber = `00${randomBytes(16).toString('hex')}`;
+  // A positive 16-byte serial in minimal DER form (RFC 5280 allows up to 20 octets): the first
+  // byte is 0x01–0x7f, so no sign padding is needed. A leading 00 before a byte under 0x80 is
+  // non-minimal DER, which strict parsers refuse as "illegal padding".
+  const serial = randomBytes(16);
+  serial[0] = (serial[0]! & 0x7f) || 0x01;
+  cert.serialNumber = serial.toString('hex');
   // Back-dated a little so that peers with slightly slow clocks accept a fresh certificate.
   cert.validity.notBefore = new Date(Date.now() - 5 * 60_000);
   cert.validity.notAfter = new Date(Date.now() + days * DAY_MS);
