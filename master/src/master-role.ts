@@ -74,7 +74,15 @@ export const startMaster: RoleStarter = async (ctx) => {
         // alone lets a paused old leader act for seconds: measured 3.5 s, docs/architecture.md).
         commitGuard: () => candidacy!.assertLeadership(),
       });
-      const state: LeaderState = { term, store, config: ctx.config, coordinator: ctx.coordinator, channels: ctx.channels, log };
+      const state: LeaderState = {
+        term,
+        store,
+        config: ctx.config,
+        coordinator: ctx.coordinator,
+        channels: ctx.channels,
+        log,
+        clock: ctx.clock ?? (() => new Date()),
+      };
       leader = state;
       for (const duty of leaderDuties()) {
         await duty.start(state);

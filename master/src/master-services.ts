@@ -1,6 +1,7 @@
 import type { UntypedServiceImplementation } from '@grpc/grpc-js';
 import { implementService, type Logger } from '@strata/common';
 import { AgentServiceService } from '@strata/proto/agents/v1/agents';
+import { AlertRuleServiceService } from '@strata/proto/alerting/v1/alert_rules';
 import { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
@@ -9,6 +10,8 @@ import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_qu
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { agentHandlers } from './agents/agent-grpc.js';
 import { AgentRepository } from './agents/agent-repository.js';
+import { alertRuleHandlers } from './alerting/alert-rule-grpc.js';
+import { AlertRuleService } from './alerting/alert-rule-service.js';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
 import { directoryHandlers } from './directory/directory-service.js';
@@ -54,6 +57,18 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       implementation: implementService(
         AlertServiceService,
         alertHandlers(() => new AlertService(leader().store, incidents())),
+        log,
+      ),
+    },
+    {
+      definition: AlertRuleServiceService,
+      implementation: implementService(
+        AlertRuleServiceService,
+        alertRuleHandlers(() => {
+          const state = leader();
+          const incidentService = new IncidentService(state.store);
+          return new AlertRuleService(state.store, incidentService, new AlertService(state.store, incidentService), state.clock);
+        }),
         log,
       ),
     },

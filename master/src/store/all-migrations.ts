@@ -4,6 +4,7 @@ import { incidentsMigration } from './migrations/0003-incidents.js';
 import { membershipsMigration } from './migrations/0004-memberships.js';
 import { savedQueriesMigration } from './migrations/0005-saved-queries.js';
 import { agentsMigration } from './migrations/0006-agents.js';
+import { alertRulesMigration } from './migrations/0007-alert-rules.js';
 import type { Migration } from './migrations.js';
 
 /** Every migration of the relational store, in version order. Add new ones at the end. */
@@ -14,4 +15,5 @@ export const ALL_MIGRATIONS: Migration[] = [
   membershipsMigration,
   savedQueriesMigration,
   agentsMigration,
+  alertRulesMigration,
 ];

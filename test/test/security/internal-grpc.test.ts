@@ -21,6 +21,7 @@ import {
 import { freePort, testTlsDir } from '@strata/common/testing';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
 import { AgentServiceService } from '@strata/proto/agents/v1/agents';
+import { AlertRuleServiceService } from '@strata/proto/alerting/v1/alert_rules';
 import { DirectoryServiceService, UpsertUserRequest } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
@@ -46,6 +47,7 @@ const DEFINITIONS = [
   GroupServiceService,
   AlertServiceService,
   AgentServiceService,
+  AlertRuleServiceService,
   SavedQueryServiceService,
   SettingsServiceService,
   IngestServiceService,
