@@ -1,5 +1,6 @@
 import { agentAdminRoutes } from './agents/agent-admin-routes.js';
 import { agentRefreshRoutes } from './agents/agent-refresh-route.js';
+import { alertRuleRoutes } from './alerting/alert-rule-routes.js';
 import { authRoutes } from './auth/auth-routes.js';
 import { accountRoutes } from './directory/account-routes.js';
 import { memberRoutes } from './directory/member-routes.js';
@@ -27,6 +28,7 @@ export function allRoutes(): RouteDef[] {
     ...settingsRoutes,
     ...incidentRoutes,
     ...alertRoutes,
+    ...alertRuleRoutes,
     ...groupRoutes,
     ...inflowRoutes,
     ...queryRoutes,

@@ -24,6 +24,8 @@ export type Operation =
   | 'incidents.write'
   | 'groups.read'
   | 'groups.write'
+  | 'alerts.read'
+  | 'alerts.write'
   | 'inflow.push'
   | 'query.run'
   | 'users.manage'
@@ -59,6 +61,10 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'incidents.write': { kind: 'account', accountPermissions: [ADMIN, EDITOR, MANAGER], scoped: 'never' },
   'groups.read': { kind: 'account', accountPermissions: [ADMIN, VIEWER, EDITOR, MANAGER], scoped: 'never' },
   'groups.write': { kind: 'account', accountPermissions: [ADMIN, MANAGER], scoped: 'never' },
+  // Alert rules (docs/alerting.md): who sees incidents sees the rules that open them; writing one
+  // is like managing groups, since a rule opens incidents and mails people on its own.
+  'alerts.read': { kind: 'account', accountPermissions: [ADMIN, VIEWER, EDITOR, MANAGER], scoped: 'never' },
+  'alerts.write': { kind: 'account', accountPermissions: [ADMIN, MANAGER], scoped: 'never' },
   // Schema-level scope checks (which entries a token may push) happen in the inflow handler.
   'inflow.push': { kind: 'account', accountPermissions: [ADMIN, INFLOW], scoped: 'inflow' },
   // Any member role of the account may query it; Query alone grants query without incident rights.

@@ -25,6 +25,8 @@ export interface PlanOptions {
   /** The column whose filters prune segments. */
   timeColumn?: string;
   limits?: ParseLimits;
+  /** Rows every table read is limited to (BindOptions.window): an alert rule's lookback. */
+  window?: { fromUs: bigint; toUs: bigint };
 }
 
 const DEFAULT_MAX_ROWS = 50_000;
@@ -69,7 +71,11 @@ function parseCached(text: string, limits: ParseLimits): QueryAst {
 export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}) {
   const ast = parseCached(text, options.limits ?? DEFAULT_PARSE_LIMITS);
   const nowUs = nowMicros(options.now);
-  const binder = new QueryBinder(catalog, { nowUs, timeColumn: options.timeColumn ?? 'timestamp' });
+  const binder = new QueryBinder(catalog, {
+    nowUs,
+    timeColumn: options.timeColumn ?? 'timestamp',
+    ...(options.window ? { window: options.window } : {}),
+  });
   const bound = binder.bindQuery(ast);
   return { ast, bound, nowUs };
 }

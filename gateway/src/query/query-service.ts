@@ -7,7 +7,7 @@
 import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
 import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
-import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, planQuery } from './engine.js';
+import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, type PlanOptions, planQuery } from './engine.js';
 import type { SchemaCatalog } from './types.js';
 
 export interface QueryRunOptions {
@@ -17,6 +17,8 @@ export interface QueryRunOptions {
   timeoutMs: number;
   /** Aborts the query (the client went away). */
   signal?: AbortSignal;
+  /** The query's now() and a window on every table read (alert evaluations). */
+  plan?: Pick<PlanOptions, 'now' | 'window'>;
 }
 
 export class QueryService {
@@ -51,9 +53,9 @@ export class QueryService {
   ): Promise<ColumnarResult> {
     let plan: ReturnType<typeof planQuery>;
     try {
-      plan = planQuery(query, await catalogFor(false));
+      plan = planQuery(query, await catalogFor(false), options.plan);
     } catch {
-      plan = planQuery(query, await catalogFor(true));
+      plan = planQuery(query, await catalogFor(true), options.plan);
     }
     return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs), {
       mergeDatabase: this.merge,

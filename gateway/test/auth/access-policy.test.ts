@@ -45,6 +45,8 @@ const EXPECTED: Record<Operation, Role[]> = {
   'incidents.write': ['globalAdmin', 'accountAdmin', 'editor', 'manager'],
   'groups.read': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager'],
   'groups.write': ['globalAdmin', 'accountAdmin', 'manager'],
+  'alerts.read': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager'],
+  'alerts.write': ['globalAdmin', 'accountAdmin', 'manager'],
   'inflow.push': ['globalAdmin', 'accountAdmin', 'inflow', 'inflowToken'],
   'query.run': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager', 'query', 'queryToken'],
   'users.manage': ['globalAdmin'],

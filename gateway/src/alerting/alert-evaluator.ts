@@ -1,0 +1,91 @@
+import { hostname } from 'node:os';
+import { errorFields, type Logger } from '@strata/common';
+import {
+  AlertRuleServiceService,
+  type ClaimedEvaluation,
+  type CompleteAlertEvaluationRequest,
+} from '@strata/proto/alerting/v1/alert_rules';
+import type { MasterClient } from '../master-client.js';
+import type { QueryService } from '../query/query-service.js';
+import { evaluateRule } from './alert-evaluation.js';
+
+/** How often a gateway asks the leader for due evaluations: a tick runs at most this late. */
+const POLL_MS = 1000;
+/** Evaluations one gateway runs at once. */
+const MAX_CONCURRENT = 4;
+
+/**
+ * The gateway's part of alert evaluation (docs/decisions/0008-alert-evaluation.md): asks the
+ * master leader for the evaluations due now, runs each rule's query through this gateway's query
+ * service and reports the outcome, which the leader applies once. The gateway decides nothing:
+ * which tick is due, who runs it and whether its outcome still counts are the leader's.
+ */
+export class AlertEvaluator {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private stopped = false;
+  private readonly name = `${hostname()}:${process.pid}`;
+
+  constructor(
+    private readonly master: MasterClient,
+    private readonly query: QueryService,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.cycle().finally(() => this.schedule()), POLL_MS);
+    this.timer.unref();
+  }
+
+  /** One poll: claim what is due and evaluate it. Resolves when every claimed evaluation reported. */
+  async cycle(): Promise<void> {
+    if (this.running || this.stopped || !this.master.leaderEndpoint) return;
+    this.running = true;
+    try {
+      const service = this.master.service(AlertRuleServiceService);
+      const { evaluations } = await service.claimAlertEvaluations({ evaluator: this.name, max: MAX_CONCURRENT });
+      await Promise.all(evaluations.map((e) => this.evaluate(e)));
+    } catch (err) {
+      this.log.warn(errorFields(err), 'alert evaluation cycle failed; retrying on the next poll');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async evaluate(claimed: ClaimedEvaluation): Promise<void> {
+    const rule = claimed.rule!;
+    const base = {
+      accountId: rule.accountId,
+      alertId: rule.alertId,
+      tickAt: claimed.tickAt,
+      claimToken: claimed.claimToken,
+      evaluator: this.name,
+    };
+    let report: CompleteAlertEvaluationRequest;
+    const started = performance.now();
+    try {
+      const result = await evaluateRule(this.query, rule.accountId, rule.definition!, new Date(claimed.tickAt));
+      report = { ...base, durationMs: result.durationMs, rows: result.rows, firing: result.firing, error: '' };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      report = { ...base, durationMs: Math.round(performance.now() - started), rows: 0, firing: [], error: message || 'The query failed.' };
+    }
+    try {
+      const { applied } = await this.master.service(AlertRuleServiceService).completeAlertEvaluation(report);
+      if (!applied) this.log.info({ alertId: rule.alertId, tickAt: claimed.tickAt }, 'alert evaluation outcome was stale; the leader kept the newer one');
+    } catch (err) {
+      // The claim expires and the tick, if still current, is handed out again.
+      this.log.warn({ alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) }, 'could not report an alert evaluation');
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}
