@@ -34,8 +34,10 @@ export class IncidentsCluster {
   private readonly tokens = new Map<UserName, string>();
   private constructor(readonly node: TestNode) {}
 
-  static async start(): Promise<IncidentsCluster> {
+  /** `clock`: the time alert rules run by (default: the current time). */
+  static async start(options: { clock?: () => Date } = {}): Promise<IncidentsCluster> {
     const node = await startTestNode({
+      ...(options.clock ? { clock: options.clock } : {}),
       accounts: { [ACCOUNT_A]: 'A', [ACCOUNT_B]: 'B' },
       users: USER_NAMES.map((username) => {
         const u = USERS[username] as { global?: readonly string[]; accounts?: Record<string, readonly string[]> };
