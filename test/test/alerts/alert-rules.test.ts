@@ -168,7 +168,7 @@ describe('alert rules, end to end', function () {
       { host: 'a', atMs: T0 + 30_000 },
       { host: 'b', atMs: T0 + 40_000 },
     ]);
-    // The dry run evaluates at the real time: its window [now - 60 s, now) holds none of these rows.
+    // The dry run evaluates at the real time, here with a one-hour window: hosts a, b and the seed.
     const dry = await c.request('POST', `/accounts/${ACCOUNT_A}/alerts/test`, {
       as: 'manager',
       body: rule({ lookbackSeconds: 3600 }),
@@ -303,9 +303,28 @@ describe('alert rules, end to end', function () {
     assert.equal((await evaluations(ruleId)).length, logLength);
   });
 
-  it('an evaluation that cannot apply goes to ERROR with the message and resolves nothing', async () => {
-    // Re-enabled with a user owner who then leaves the account's incident group... simplest
-    // failure the engine cannot see on save: the owner group is deleted after the rule was saved.
+  it('a query that fails at run time puts the rule in ERROR and resolves nothing', async () => {
+    // The pattern binds (a constant) but DuckDB refuses it when the query runs.
+    const failing = await c.request('PUT', `/accounts/${ACCOUNT_A}/alerts/${ruleId}`, {
+      as: 'manager',
+      body: rule({ query: 'app.errors | where message matches regex "(" | summarize n = count() by host' }),
+    });
+    assert.equal(failing.status, 200, JSON.stringify(failing.body));
+    const before = (await records()).get('a')!;
+    assert.equal(before.state, 'ACTIVE');
+    const e = await tick(T0 + 8 * MINUTE);
+    assert.match(e.error, /missing \)/);
+    assert.deepEqual([e.fired, e.resolved], [[], []]);
+    const got = await c.request('GET', `/accounts/${ACCOUNT_A}/alerts/${ruleId}`, { as: 'viewer' });
+    assert.equal(got.body.status.state, 'ERROR');
+    assert.match(got.body.status.lastError, /missing \)/);
+    const a = got.body.records.find((r: { dimensions: { host: string } }) => r.dimensions.host === 'a');
+    assert.deepEqual([a.state, a.cleanEvaluations], ['ACTIVE', 0], 'an evaluation that saw nothing is not a clean one');
+    assert.equal((await incident(a.incidentId)).state, 'OPEN');
+  });
+
+  it('an outcome the incident rules refuse goes to ERROR with their message', async () => {
+    // The owner group is deleted after the rule was saved: the incident cannot be opened.
     const otherGroup = randomUUID();
     await c.request('PUT', `/accounts/${ACCOUNT_A}/groups/${otherGroup}`, { as: 'manager', body: { name: 'Temporary' } });
     const errorRule = randomUUID();
@@ -315,12 +334,20 @@ describe('alert rules, end to end', function () {
     });
     assert.equal(put.status, 201);
     assert.equal((await c.request('DELETE', `/accounts/${ACCOUNT_A}/groups/${otherGroup}`, { as: 'manager' })).status, 204);
-    await ingest([{ host: 'c', atMs: T0 + 7 * MINUTE + 1_000 }]);
-    const e = await tick(T0 + 8 * MINUTE, errorRule);
+    await ingest([{ host: 'c', atMs: T0 + 8 * MINUTE + 1_000 }]);
+    const e = await tick(T0 + 9 * MINUTE, errorRule);
     assert.match(e.error, /Incident group .* does not exist\./);
     const got = await c.request('GET', `/accounts/${ACCOUNT_A}/alerts/${errorRule}`, { as: 'viewer' });
     assert.equal(got.body.status.state, 'ERROR');
     assert.match(got.body.status.lastError, /does not exist/);
     assert.deepEqual(got.body.records, []);
+  });
+
+  it('after downtime evaluates once, with the current window, instead of replaying missed ticks', async () => {
+    await tick(T0 + 15 * MINUTE, witnessId);
+    const ticks = (await evaluations(witnessId)).map((e: { tickAt: string }) => e.tickAt);
+    assert.equal(ticks[0], at(T0 + 15 * MINUTE));
+    for (let m = 10; m < 15; m++) assert.ok(!ticks.includes(at(T0 + m * MINUTE)), `tick +${m} min was not replayed`);
+    assert.equal(new Set(ticks).size, ticks.length, 'no tick twice');
   });
 });
