@@ -19,7 +19,7 @@ export function rowMatches(row: Row, condition: AlertCondition): boolean {
   // Int64 values may arrive as decimal strings (beyond 2^53); null never meets a threshold.
   const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : Number.NaN;
   const compare = COMPARE[condition.operator];
-  return Number.isFinite(value) && compare !== undefined && compare(value, condition.threshold);
+  return Number.isFinite(value) && (compare?.(value, condition.threshold) ?? false);
 }
 
 /**

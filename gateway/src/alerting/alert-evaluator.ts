@@ -73,14 +73,27 @@ export class AlertEvaluator {
       report = { ...base, durationMs: result.durationMs, rows: result.rows, firing: result.firing, error: '' };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      report = { ...base, durationMs: Math.round(performance.now() - started), rows: 0, firing: [], error: message || 'The query failed.' };
+      report = {
+        ...base,
+        durationMs: Math.round(performance.now() - started),
+        rows: 0,
+        firing: [],
+        error: message || 'The query failed.',
+      };
     }
     try {
       const { applied } = await this.master.service(AlertRuleServiceService).completeAlertEvaluation(report);
-      if (!applied) this.log.info({ alertId: rule.alertId, tickAt: claimed.tickAt }, 'alert evaluation outcome was stale; the leader kept the newer one');
+      if (!applied)
+        this.log.info(
+          { alertId: rule.alertId, tickAt: claimed.tickAt },
+          'alert evaluation outcome was stale; the leader kept the newer one',
+        );
     } catch (err) {
       // The claim expires and the tick, if still current, is handed out again.
-      this.log.warn({ alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) }, 'could not report an alert evaluation');
+      this.log.warn(
+        { alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) },
+        'could not report an alert evaluation',
+      );
     }
   }
 

@@ -24,7 +24,12 @@ export const alertRuleBody = z.object({
   query: z.string().trim().min(1, 'query is required').max(MAX_QUERY_LENGTH),
   intervalSeconds: z.number().int().min(10).max(DAY).default(60),
   /** Default: the interval, so consecutive evaluations see adjacent windows. */
-  lookbackSeconds: z.number().int().min(1).max(7 * DAY).optional(),
+  lookbackSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * DAY)
+    .optional(),
   condition: conditionSchema.default({ kind: 'rows' }),
   dimensions: z.array(column).max(10).default([]),
   severity: z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']).default('SEV3'),
@@ -32,7 +37,10 @@ export const alertRuleBody = z.object({
   ownerId: guid,
   assigneeUserId: guid.nullish(),
   title: z.string().trim().min(1, 'title is required').max(512),
-  description: z.string().max(64 * 1024).default(''),
+  description: z
+    .string()
+    .max(64 * 1024)
+    .default(''),
   enabled: z.boolean().default(true),
   mutedUntil: z.string().datetime({ offset: true }).nullish(),
   resolveAfter: z.number().int().min(1).max(100).default(3),
@@ -107,7 +115,12 @@ export function alertRuleJson(r: AlertRule): z.output<typeof alertRuleJsonSchema
     lookbackSeconds: d.lookbackSeconds,
     condition:
       d.condition?.kind === 'threshold'
-        ? { kind: 'threshold', column: d.condition.column, operator: d.condition.operator as never, threshold: d.condition.threshold }
+        ? {
+            kind: 'threshold',
+            column: d.condition.column,
+            operator: d.condition.operator as never,
+            threshold: d.condition.threshold,
+          }
         : { kind: 'rows' },
     dimensions: d.dimensions,
     severity: d.severity,

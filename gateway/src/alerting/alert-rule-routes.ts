@@ -3,7 +3,6 @@ import { AlertRuleServiceService } from '@strata/proto/alerting/v1/alert_rules';
 import { z } from 'zod';
 import type { RouteContext, RouteDef } from '../http/route.js';
 import { evaluateRule } from './alert-evaluation.js';
-import { checkAlertRule } from './alert-rule-check.js';
 import {
   alertEvaluationJson,
   alertEvaluationJsonSchema,
@@ -14,6 +13,7 @@ import {
   alertRuleJsonSchema,
   ruleDefinition,
 } from './alert-rule-body.js';
+import { checkAlertRule } from './alert-rule-check.js';
 
 /**
  * Alert rules of an account (docs/alerting.md, docs/api.md "Alert rules"). Reading rules, their

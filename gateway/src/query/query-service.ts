@@ -7,7 +7,14 @@
 import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
 import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
-import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, type PlanOptions, planQuery } from './engine.js';
+import {
+  type ColumnarResult,
+  executePlanColumnar,
+  type FragmentRunner,
+  MergeDatabase,
+  type PlanOptions,
+  planQuery,
+} from './engine.js';
 import type { SchemaCatalog } from './types.js';
 
 export interface QueryRunOptions {

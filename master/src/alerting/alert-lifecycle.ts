@@ -139,7 +139,8 @@ async function reopenIfResolved(
   now: string,
 ): Promise<void> {
   const incident = await incidentRows.get(tx, accountId, incidentId);
-  if (!incident || incident.state !== 'RESOLVED') return;
+  // Only a resolved incident is reopened: one a person moved on (or deleted) is left as it is.
+  if (incident?.state !== 'RESOLVED') return;
   await incidents.save(tx, {
     accountId,
     incidentId,

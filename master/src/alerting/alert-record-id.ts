@@ -12,7 +12,12 @@ const ALERT_RECORD_NAMESPACE = '9d0b7f2e-61a4-4c55-8f3e-2b7c1d4a9e10';
  * by the rule's dimension order and JSON-encoded, so `{"host":"a"}` and `{"host":"a "}` differ
  * and key order in the evaluator's JSON does not matter.
  */
-export function alertRecordId(accountId: string, alertId: string, dimensions: readonly string[], values: Record<string, unknown>): string {
+export function alertRecordId(
+  accountId: string,
+  alertId: string,
+  dimensions: readonly string[],
+  values: Record<string, unknown>,
+): string {
   const key = JSON.stringify(dimensions.map((d) => [d, values[d] ?? null]));
   return uuidV5(`${accountId.toLowerCase()}/${alertId.toLowerCase()}/${key}`, ALERT_RECORD_NAMESPACE);
 }

@@ -1,4 +1,9 @@
-import { type AlertEvaluation, type AlertRecord, type AlertRule, AlertRuleDefinition } from '@strata/proto/alerting/v1/alert_rules';
+import {
+  type AlertEvaluation,
+  type AlertRecord,
+  type AlertRule,
+  AlertRuleDefinition,
+} from '@strata/proto/alerting/v1/alert_rules';
 import type { SqlExecutor } from '../store/relational-store.js';
 
 /** SQL of alert rules, alert records and the evaluation log (migration 7). */
@@ -48,7 +53,9 @@ const toStored = (r: RuleRow): StoredRule => ({
 
 export const ruleRows = {
   async list(x: SqlExecutor, accountId: string): Promise<StoredRule[]> {
-    const rows = await x.all<RuleRow>('SELECT * FROM alert_rules WHERE account_id = $1 ORDER BY created_at, alert_id', [accountId]);
+    const rows = await x.all<RuleRow>('SELECT * FROM alert_rules WHERE account_id = $1 ORDER BY created_at, alert_id', [
+      accountId,
+    ]);
     return rows.map(toStored);
   },
 
@@ -154,21 +161,18 @@ export const recordRows = {
   },
 
   async upsert(x: SqlExecutor, r: AlertRecord): Promise<void> {
-    await x.run(
-      `INSERT OR REPLACE INTO alert_records VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        r.accountId,
-        r.alertId,
-        r.alertRecordId,
-        r.dimensionsJson,
-        r.state,
-        r.incidentId || null,
-        r.firstFiredAt || null,
-        r.lastSeenAt || null,
-        r.cleanEvaluations,
-        r.resolvedAt || null,
-      ],
-    );
+    await x.run(`INSERT OR REPLACE INTO alert_records VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, [
+      r.accountId,
+      r.alertId,
+      r.alertRecordId,
+      r.dimensionsJson,
+      r.state,
+      r.incidentId || null,
+      r.firstFiredAt || null,
+      r.lastSeenAt || null,
+      r.cleanEvaluations,
+      r.resolvedAt || null,
+    ]);
   },
 };
 
@@ -224,6 +228,10 @@ export const evaluationRows = {
 
   /** Drops a rule's log entries older than `before` (the log is kept for a bounded time). */
   async prune(x: SqlExecutor, accountId: string, alertId: string, before: string): Promise<void> {
-    await x.run('DELETE FROM alert_evaluations WHERE account_id = $1 AND alert_id = $2 AND tick_at < $3', [accountId, alertId, before]);
+    await x.run('DELETE FROM alert_evaluations WHERE account_id = $1 AND alert_id = $2 AND tick_at < $3', [
+      accountId,
+      alertId,
+      before,
+    ]);
   },
 };

@@ -152,11 +152,13 @@ export class AlertRuleService {
     const attempt = async (error: string) =>
       this.store.transaction(async (tx) => {
         const stored = await ruleRows.get(tx, a, id);
-        if (!stored?.claim || stored.claim.token !== req.claimToken || stored.claim.tickAt !== req.tickAt) return { applied: false };
+        if (!stored?.claim || stored.claim.token !== req.claimToken || stored.claim.tickAt !== req.tickAt)
+          return { applied: false };
         if (stored.rule.status!.lastTickAt >= req.tickAt) return { applied: false };
         const now = this.clock().toISOString();
         let outcome: LifecycleOutcome = { fired: [], resolved: [] };
-        if (!error) outcome = await applyEvaluation(tx, { incidents: this.incidents, alerts: this.alerts }, stored.rule, req.firing, now);
+        if (!error)
+          outcome = await applyEvaluation(tx, { incidents: this.incidents, alerts: this.alerts }, stored.rule, req.firing, now);
         const evaluation: AlertEvaluation = {
           accountId: a,
           alertId: id,

@@ -44,7 +44,11 @@ export class AlertService {
     const explicitId = blankToUndefined(req.incidentId);
     const targetId = explicitId ? requireGuid(explicitId.trim(), 'incidentId') : alertIncidentId(accountId, alertRecordId);
     return this.store.transaction((tx) =>
-      this.fromAlert(tx, { accountId, alertRecordId, actorUserId, targetId, input: req.incident ?? {} }, new Date().toISOString()),
+      this.fromAlert(
+        tx,
+        { accountId, alertRecordId, actorUserId, targetId, input: req.incident ?? {} },
+        new Date().toISOString(),
+      ),
     );
   }
 
@@ -97,14 +101,7 @@ export class AlertService {
   }
 
   /** Writes an alert record's runtime state on the caller's transaction. */
-  async setRuntimeState(
-    tx: SqlExecutor,
-    accountId: string,
-    alertRecordId: string,
-    state: string,
-    userId: string,
-    now: string,
-  ) {
+  async setRuntimeState(tx: SqlExecutor, accountId: string, alertRecordId: string, state: string, userId: string, now: string) {
     const record: AlertRuntimeState = { accountId, alertRecordId, state, updatedByUserId: userId, updatedAt: now };
     await runtimeStateRows.upsert(tx, record);
     return record;

@@ -246,7 +246,12 @@ export class IncidentService {
       const incident = await incidentRows.get(tx, a, i);
       if (!incident) throw notFound(incidentMissing(i));
       const author = authorUserId.toLowerCase();
-      return this.comment(tx, incident, { authorUserId: author, body, actor: { type: 'USER', id: author } }, new Date().toISOString());
+      return this.comment(
+        tx,
+        incident,
+        { authorUserId: author, body, actor: { type: 'USER', id: author } },
+        new Date().toISOString(),
+      );
     });
   }
 

@@ -60,10 +60,14 @@ describe('alert rules, end to end', function () {
   /** Moves the clock to `ms` and waits (bounded) until `id` has an evaluation of that tick. */
   async function tick(ms: number, id = ruleId) {
     nowMs = ms;
-    return waitFor(`the evaluation of ${at(ms)}`, async () => (await evaluations(id)).find((e: { tickAt: string }) => e.tickAt === at(ms)), {
-      timeoutMs: 30_000,
-      intervalMs: 100,
-    });
+    return waitFor(
+      `the evaluation of ${at(ms)}`,
+      async () => (await evaluations(id)).find((e: { tickAt: string }) => e.tickAt === at(ms)),
+      {
+        timeoutMs: 30_000,
+        intervalMs: 100,
+      },
+    );
   }
 
   async function records() {
@@ -74,11 +78,12 @@ describe('alert rules, end to end', function () {
     );
   }
 
-  const incident = async (id: string) => (await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${id}`, { as: 'viewer' })).body;
+  const incident = async (id: string) =>
+    (await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${id}`, { as: 'viewer' })).body;
   const history = async (id: string) =>
-    ((await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${id}/history`, { as: 'viewer' })).body as { eventType: string }[]).map(
-      (e) => e.eventType,
-    );
+    (
+      (await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${id}/history`, { as: 'viewer' })).body as { eventType: string }[]
+    ).map((e) => e.eventType);
   const mailsAbout = (subject: RegExp) => mails.filter((m) => subject.test(m.raw.replace(/=\r?\n/g, '')));
 
   before(async () => {
@@ -110,7 +115,10 @@ describe('alert rules, end to end', function () {
       },
     });
     assert.ok(settings.status < 300, JSON.stringify(settings.body));
-    assert.equal((await c.request('PUT', `/accounts/${ACCOUNT_A}/groups/${groupId}`, { as: 'manager', body: { name: 'On call' } })).status, 201);
+    assert.equal(
+      (await c.request('PUT', `/accounts/${ACCOUNT_A}/groups/${groupId}`, { as: 'manager', body: { name: 'On call' } })).status,
+      201,
+    );
     for (const member of ['viewer', 'editor'] as const)
       await c.request('PUT', `/accounts/${ACCOUNT_A}/groups/${groupId}/members/${userId(member)}`, { as: 'manager' });
     // The schema must exist for the rule's query to bind on save.
@@ -199,12 +207,20 @@ describe('alert rules, end to end', function () {
     assert.equal(states.find((s: { alertRecordId: string }) => s.alertRecordId === a.alertRecordId).state, 'ACTIVE');
     const links = (await c.request('GET', `/accounts/${ACCOUNT_A}/alert-incident-links`, { as: 'viewer' })).body;
     assert.deepEqual(
-      links.map((l: { alertRecordId: string; incidentId: string; linkSource: string }) => [l.alertRecordId, l.incidentId, l.linkSource]),
+      links.map((l: { alertRecordId: string; incidentId: string; linkSource: string }) => [
+        l.alertRecordId,
+        l.incidentId,
+        l.linkSource,
+      ]),
       [[a.alertRecordId, a.incidentId, 'alert-triggered']],
     );
-    const sent = await waitFor('the incident-created mails', () => mailsAbout(/Incident created: Errors on a: 3/).length >= 2 && mails, {
-      timeoutMs: 40_000,
-    });
+    const sent = await waitFor(
+      'the incident-created mails',
+      () => mailsAbout(/Incident created: Errors on a: 3/).length >= 2 && mails,
+      {
+        timeoutMs: 40_000,
+      },
+    );
     assert.deepEqual(
       mailsAbout(/Incident created: Errors on a: 3/)
         .map((m) => m.to[0])
@@ -244,7 +260,8 @@ describe('alert rules, end to end', function () {
       assert.equal(inc.state, 'RESOLVED');
       assert.match(inc.resolutionNote, /no firing rows in 2 consecutive evaluations/);
       assert.deepEqual((await history(r.incidentId!)).slice(-2), ['INCIDENT_RESOLVED', 'COMMENT_ADDED']);
-      const comments = (await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${r.incidentId}/comments`, { as: 'viewer' })).body;
+      const comments = (await c.request('GET', `/accounts/${ACCOUNT_A}/incidents/${r.incidentId}/comments`, { as: 'viewer' }))
+        .body;
       assert.equal(comments.length, 1);
       assert.equal(comments[0].authorUserId, '00000000-0000-0000-0000-000000000000');
     }
@@ -294,7 +311,10 @@ describe('alert rules, end to end', function () {
     assert.equal((await incident(recs.get('b')!.incidentId!)).state, 'RESOLVED');
     assert.equal((await c.request('GET', `/accounts/${ACCOUNT_A}/incidents`, { as: 'viewer' })).body.length, incidentsBefore);
 
-    const disabled = await c.request('PUT', `/accounts/${ACCOUNT_A}/alerts/${ruleId}`, { as: 'manager', body: rule({ enabled: false }) });
+    const disabled = await c.request('PUT', `/accounts/${ACCOUNT_A}/alerts/${ruleId}`, {
+      as: 'manager',
+      body: rule({ enabled: false }),
+    });
     assert.equal(disabled.status, 200);
     const logLength = (await evaluations(ruleId)).length;
     // The witness rule is claimed in the same pass over the rules: once its tick is in, the
