@@ -13,6 +13,9 @@ import { evaluateRule } from './alert-evaluation.js';
 const POLL_MS = 1000;
 /** Evaluations one gateway runs at once. */
 const MAX_CONCURRENT = 4;
+/** Pause between attempts to report an outcome, and the leader's claim grace (alert-rule-service.ts). */
+const REPORT_RETRY_MS = 1000;
+const REPORT_GRACE_SECONDS = 30;
 
 /**
  * The gateway's part of alert evaluation (docs/decisions/0008-alert-evaluation.md): asks the
@@ -58,6 +61,7 @@ export class AlertEvaluator {
   }
 
   private async evaluate(claimed: ClaimedEvaluation): Promise<void> {
+    const claimedAt = Date.now();
     const rule = claimed.rule!;
     const base = {
       accountId: rule.accountId,
@@ -81,19 +85,29 @@ export class AlertEvaluator {
         error: message || 'The query failed.',
       };
     }
-    try {
-      const { applied } = await this.master.service(AlertRuleServiceService).completeAlertEvaluation(report);
-      if (!applied)
-        this.log.info(
-          { alertId: rule.alertId, tickAt: claimed.tickAt },
-          'alert evaluation outcome was stale; the leader kept the newer one',
-        );
-    } catch (err) {
-      // The claim expires and the tick, if still current, is handed out again.
-      this.log.warn(
-        { alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) },
-        'could not report an alert evaluation',
-      );
+    // The report is retried while the claim lasts (the rule's timeout plus the leader's 30 s
+    // grace, counted from the claim): a master failover in the middle of an evaluation delays
+    // the report to the new leader, which applies it, instead of losing the tick.
+    const retryUntil = claimedAt + (rule.definition!.timeoutSeconds + REPORT_GRACE_SECONDS) * 1000;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const { applied } = await this.master.service(AlertRuleServiceService).completeAlertEvaluation(report);
+        if (!applied)
+          this.log.info({ alertId: rule.alertId, tickAt: claimed.tickAt }, 'alert evaluation report was stale; not applied');
+        return;
+      } catch (err) {
+        if (this.stopped || Date.now() + REPORT_RETRY_MS > retryUntil) {
+          // The claim expires and the tick, if still current, is handed out again.
+          this.log.warn(
+            { alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) },
+            'could not report an alert evaluation',
+          );
+          return;
+        }
+        if (attempt === 0)
+          this.log.info({ alertId: rule.alertId, ...errorFields(err) }, 'alert evaluation report failed; retrying');
+        await new Promise((r) => setTimeout(r, REPORT_RETRY_MS));
+      }
     }
   }
 

@@ -44,8 +44,14 @@ export const alertRuleBody = z.object({
   enabled: z.boolean().default(true),
   mutedUntil: z.string().datetime({ offset: true }).nullish(),
   resolveAfter: z.number().int().min(1).max(100).default(3),
-  timeoutSeconds: z.number().int().min(1).max(300).default(60),
-});
+  /** Default: the interval or 60 s, whichever is shorter. */
+  timeoutSeconds: z.number().int().min(1).max(300).optional(),
+})
+  // An evaluation still running when the next tick begins is superseded (decisions/0008).
+  .refine((b) => b.timeoutSeconds === undefined || b.timeoutSeconds <= b.intervalSeconds, {
+    message: 'timeoutSeconds must not exceed intervalSeconds.',
+    path: ['timeoutSeconds'],
+  });
 export type AlertRuleBody = z.output<typeof alertRuleBody>;
 
 export function ruleDefinition(b: AlertRuleBody): AlertRuleDefinition {
@@ -69,7 +75,7 @@ export function ruleDefinition(b: AlertRuleBody): AlertRuleDefinition {
     enabled: b.enabled,
     mutedUntil: b.mutedUntil ? new Date(b.mutedUntil).toISOString() : '',
     resolveAfter: b.resolveAfter,
-    timeoutSeconds: b.timeoutSeconds,
+    timeoutSeconds: b.timeoutSeconds ?? Math.min(60, b.intervalSeconds),
   };
 }
 

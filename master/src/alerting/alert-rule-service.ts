@@ -113,7 +113,7 @@ export class AlertRuleService {
    * applied and that no unexpired claim holds, a claim on that tick. One fenced transaction, and
    * transactions are serialized, so two gateways asking at once never get the same rule and tick.
    * A claim whose gateway died expires after the rule's timeout plus a grace, and the tick (if it is
-   * still current) is handed out again.
+   * still current) is handed out again; the next tick supersedes it in any case.
    */
   async claim(max: number): Promise<ClaimedEvaluation[]> {
     const limit = Math.min(Math.max(max || 1, 1), MAX_CLAIMS);
@@ -127,7 +127,10 @@ export class AlertRuleService {
         if (!def.enabled) continue;
         const tickAt = currentTick(now, def.intervalSeconds);
         if (rule.status!.lastTickAt >= tickAt) continue;
-        if (claim && claim.expiresAt > nowIso) continue;
+        // A live claim holds its own tick only: once the next tick begins, a claim of an older tick
+        // (its gateway died, or the leader that handed it out died before answering) is
+        // superseded, so a failure costs at most one tick; the older report is then refused.
+        if (claim && claim.expiresAt > nowIso && claim.tickAt >= tickAt) continue;
         const next = {
           token: randomUUID(),
           tickAt,

@@ -118,8 +118,21 @@ describe('alert rule scheduling (master)', () => {
     assert.equal((await rules.evaluations(ACCOUNT, alertId, 10)).length, 1);
   });
 
+  it('the next tick supersedes a claim of the previous one, so a lost claim costs one tick at most', async () => {
+    nowMs = Date.parse('2026-03-01T10:04:01.000Z');
+    const alertId = newId();
+    await rules.put(ACCOUNT, alertId, definition({ timeoutSeconds: 60 }), ALICE);
+    const [lost] = (await rules.claim(10)).filter((c) => c.rule!.alertId === alertId);
+    nowMs = Date.parse('2026-03-01T10:05:00.500Z'); // the claim has not expired, but its tick is over
+    const [next] = (await rules.claim(10)).filter((c) => c.rule!.alertId === alertId);
+    assert.equal(next!.tickAt, '2026-03-01T10:05:00.000Z');
+    const report = { accountId: ACCOUNT, alertId, durationMs: 1, rows: 0, firing: [], error: '', evaluator: 'x' };
+    assert.equal((await rules.complete({ ...report, tickAt: lost!.tickAt, claimToken: lost!.claimToken })).applied, false);
+    assert.equal((await rules.complete({ ...report, tickAt: next!.tickAt, claimToken: next!.claimToken })).applied, true);
+  });
+
   it('does not claim disabled rules', async () => {
-    nowMs = Date.parse('2026-03-01T10:03:01.000Z');
+    nowMs = Date.parse('2026-03-01T10:06:01.000Z');
     const alertId = newId();
     await rules.put(ACCOUNT, alertId, definition({ enabled: false }), ALICE);
     assert.equal((await rules.claim(10)).filter((c) => c.rule!.alertId === alertId).length, 0);
