@@ -19,34 +19,35 @@ const conditionSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('threshold'), column, operator: z.enum(CONDITION_OPERATORS), threshold: z.number().finite() }),
 ]);
 
-export const alertRuleBody = z.object({
-  name: z.string().trim().min(1, 'name is required').max(200),
-  query: z.string().trim().min(1, 'query is required').max(MAX_QUERY_LENGTH),
-  intervalSeconds: z.number().int().min(10).max(DAY).default(60),
-  /** Default: the interval, so consecutive evaluations see adjacent windows. */
-  lookbackSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * DAY)
-    .optional(),
-  condition: conditionSchema.default({ kind: 'rows' }),
-  dimensions: z.array(column).max(10).default([]),
-  severity: z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']).default('SEV3'),
-  ownerType: z.enum(['USER', 'GROUP']),
-  ownerId: guid,
-  assigneeUserId: guid.nullish(),
-  title: z.string().trim().min(1, 'title is required').max(512),
-  description: z
-    .string()
-    .max(64 * 1024)
-    .default(''),
-  enabled: z.boolean().default(true),
-  mutedUntil: z.string().datetime({ offset: true }).nullish(),
-  resolveAfter: z.number().int().min(1).max(100).default(3),
-  /** Default: the interval or 60 s, whichever is shorter. */
-  timeoutSeconds: z.number().int().min(1).max(300).optional(),
-})
+export const alertRuleBody = z
+  .object({
+    name: z.string().trim().min(1, 'name is required').max(200),
+    query: z.string().trim().min(1, 'query is required').max(MAX_QUERY_LENGTH),
+    intervalSeconds: z.number().int().min(10).max(DAY).default(60),
+    /** Default: the interval, so consecutive evaluations see adjacent windows. */
+    lookbackSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * DAY)
+      .optional(),
+    condition: conditionSchema.default({ kind: 'rows' }),
+    dimensions: z.array(column).max(10).default([]),
+    severity: z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']).default('SEV3'),
+    ownerType: z.enum(['USER', 'GROUP']),
+    ownerId: guid,
+    assigneeUserId: guid.nullish(),
+    title: z.string().trim().min(1, 'title is required').max(512),
+    description: z
+      .string()
+      .max(64 * 1024)
+      .default(''),
+    enabled: z.boolean().default(true),
+    mutedUntil: z.string().datetime({ offset: true }).nullish(),
+    resolveAfter: z.number().int().min(1).max(100).default(3),
+    /** Default: the interval or 60 s, whichever is shorter. */
+    timeoutSeconds: z.number().int().min(1).max(300).optional(),
+  })
   // An evaluation still running when the next tick begins is superseded (decisions/0008).
   .refine((b) => b.timeoutSeconds === undefined || b.timeoutSeconds <= b.intervalSeconds, {
     message: 'timeoutSeconds must not exceed intervalSeconds.',
