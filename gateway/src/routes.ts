@@ -14,6 +14,7 @@ import { inflowRoutes } from './inflow/inflow-routes.js';
 import { queryRoutes } from './query/query-routes.js';
 import { savedQueryRoutes } from './saved-queries/saved-query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
+import { webhookRoutes } from './webhooks/webhook-routes.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
@@ -35,6 +36,7 @@ export function allRoutes(): RouteDef[] {
     ...savedQueryRoutes,
     ...agentRefreshRoutes,
     ...agentAdminRoutes,
+    ...webhookRoutes,
   ];
   routes.push({
     method: 'GET',

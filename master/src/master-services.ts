@@ -8,6 +8,7 @@ import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
 import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { WebhookServiceService } from '@strata/proto/webhooks/v1/webhooks';
 import { agentHandlers } from './agents/agent-grpc.js';
 import { AgentRepository } from './agents/agent-repository.js';
 import { alertRuleHandlers } from './alerting/alert-rule-grpc.js';
@@ -24,6 +25,8 @@ import { savedQueryHandlers } from './saved-queries/saved-query-grpc.js';
 import { SavedQueryRepository } from './saved-queries/saved-query-repository.js';
 import { SettingsRepository } from './settings/settings-repository.js';
 import { settingsHandlers } from './settings/settings-service.js';
+import { webhookHandlers } from './webhooks/webhook-grpc.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 /**
  * Every gRPC service the master serves. Each area adds its service here; handlers reach the
@@ -68,6 +71,17 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
           const state = leader();
           const incidentService = new IncidentService(state.store);
           return new AlertRuleService(state.store, incidentService, new AlertService(state.store, incidentService), state.clock);
+        }),
+        log,
+      ),
+    },
+    {
+      definition: WebhookServiceService,
+      implementation: implementService(
+        WebhookServiceService,
+        webhookHandlers(() => {
+          const state = leader();
+          return new WebhookService(state.store, state.config.webhooks);
         }),
         log,
       ),

@@ -16,6 +16,7 @@ const MAX_CONCURRENT = 4;
 /** Pause between attempts to report an outcome, and the leader's claim grace (alert-rule-service.ts). */
 const REPORT_RETRY_MS = 1000;
 const REPORT_GRACE_SECONDS = 30;
+const WARN_EVERY_MS = 60_000;
 
 /**
  * The gateway's part of alert evaluation (docs/decisions/0008-alert-evaluation.md): asks the
@@ -27,6 +28,7 @@ export class AlertEvaluator {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private stopped = false;
+  private warnedAt = 0;
   private readonly name = `${hostname()}:${process.pid}`;
 
   constructor(
@@ -47,14 +49,20 @@ export class AlertEvaluator {
 
   /** One poll: claim what is due and evaluate it. Resolves when every claimed evaluation reported. */
   async cycle(): Promise<void> {
-    if (this.running || this.stopped || !this.master.leaderEndpoint) return;
+    // Not gated on `master.leaderEndpoint`: the client finds the leader itself on each call, while
+    // its cached endpoint may stay empty after a failover until the next election change.
+    if (this.running || this.stopped) return;
     this.running = true;
     try {
       const service = this.master.service(AlertRuleServiceService);
       const { evaluations } = await service.claimAlertEvaluations({ evaluator: this.name, max: MAX_CONCURRENT });
       await Promise.all(evaluations.map((e) => this.evaluate(e)));
     } catch (err) {
-      this.log.warn(errorFields(err), 'alert evaluation cycle failed; retrying on the next poll');
+      // Polls fail every second while no leader is elected: say so once a minute.
+      if (Date.now() - this.warnedAt > WARN_EVERY_MS) {
+        this.warnedAt = Date.now();
+        this.log.warn(errorFields(err), 'alert evaluation cycle failed; retrying on the next poll');
+      }
     } finally {
       this.running = false;
     }

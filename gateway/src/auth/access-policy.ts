@@ -34,7 +34,8 @@ export type Operation =
   | 'accounts.manage'
   | 'members.read'
   | 'members.write'
-  | 'agents.manage';
+  | 'agents.manage'
+  | 'webhooks.manage';
 
 interface Rule {
   kind: 'public' | 'authenticated' | 'global' | 'account';
@@ -80,6 +81,8 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'members.write': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
   // Registration tokens and device approval decide who may push as an agent: account admins.
   'agents.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  // A webhook sends the account's incidents to a URL of its maker's choosing: account admins.
+  'webhooks.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
 };
 
 /** Whether `principal` may perform `operation` (on `accountId` for account operations). */

@@ -56,6 +56,7 @@ const EXPECTED: Record<Operation, Role[]> = {
   'members.read': ['globalAdmin', 'accountAdmin'],
   'members.write': ['globalAdmin', 'accountAdmin'],
   'agents.manage': ['globalAdmin', 'accountAdmin'],
+  'webhooks.manage': ['globalAdmin', 'accountAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {

@@ -7,6 +7,7 @@ import { LIMITS } from '../incidents/incident-model.js';
 import { incidentRows } from '../incidents/incident-repository.js';
 import type { IncidentService } from '../incidents/incident-service.js';
 import type { SqlExecutor } from '../store/relational-store.js';
+import { enqueueWebhookEvent } from '../webhooks/webhook-events.js';
 import { alertRecordId } from './alert-record-id.js';
 import { recordRows } from './alert-rule-repository.js';
 import { renderAlertTemplate } from './alert-template.js';
@@ -107,6 +108,13 @@ export async function applyEvaluation(
       resolvedAt: '',
     });
     outcome.fired.push(id);
+    await enqueueWebhookEvent(tx, {
+      type: 'ALERT_FIRED',
+      occurredAt: now,
+      accountId,
+      incident,
+      alert: { alertId, alertRecordId: id, ruleName: def.name, dimensions: values, incidentId: incident.incidentId },
+    });
   }
 
   for (const record of records.values()) {
@@ -122,6 +130,18 @@ export async function applyEvaluation(
       await resolveIncident(tx, deps.incidents, accountId, record, def.name, clean, now);
     }
     outcome.resolved.push(record.alertRecordId);
+    await enqueueWebhookEvent(tx, {
+      type: 'ALERT_RESOLVED',
+      occurredAt: now,
+      accountId,
+      alert: {
+        alertId,
+        alertRecordId: record.alertRecordId,
+        ruleName: def.name,
+        dimensions: JSON.parse(record.dimensionsJson) as Record<string, unknown>,
+        ...(record.incidentId ? { incidentId: record.incidentId } : {}),
+      },
+    });
   }
   return outcome;
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { waitFor } from '@strata/common/testing';
 import { SMTPServer } from 'smtp-server';
 import { ACCOUNT_A, type Answer, emailOf, IncidentsCluster, userId } from '../incidents/incidents-cluster.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * Alert rules end to end on a real node (every role, real ingest, real DuckDB, a real SMTP
@@ -23,6 +24,7 @@ describe('alert rules, end to end', function () {
 
   let c: IncidentsCluster;
   let smtp: SMTPServer;
+  let receiver: WebhookReceiver;
   const mails: { to: string[]; raw: string }[] = [];
   const groupId = randomUUID();
   const ruleId = randomUUID();
@@ -102,7 +104,11 @@ describe('alert rules, end to end', function () {
       },
     });
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
-    c = await IncidentsCluster.start({ clock });
+    receiver = await WebhookReceiver.start();
+    c = await IncidentsCluster.start({
+      clock,
+      config: { webhooks: { allowPlainHttpHosts: ['127.0.0.1'], allowInternalHosts: ['127.0.0.1'] } },
+    });
     const port = ((smtp as unknown as { server: { address(): AddressInfo } }).server.address() as AddressInfo).port;
     const settings = await c.request('POST', '/settings', {
       as: 'globalAdmin',
@@ -121,12 +127,18 @@ describe('alert rules, end to end', function () {
     );
     for (const member of ['viewer', 'editor'] as const)
       await c.request('PUT', `/accounts/${ACCOUNT_A}/groups/${groupId}/members/${userId(member)}`, { as: 'manager' });
+    const hook = await c.request('PUT', `/accounts/${ACCOUNT_A}/webhooks/${randomUUID()}`, {
+      as: 'admin',
+      body: { name: 'Alerts', url: receiver.url('/alerts'), events: ['ALERT_FIRED', 'ALERT_RESOLVED'] },
+    });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
     // The schema must exist for the rule's query to bind on save.
     await ingest([{ host: 'seed', atMs: T0 - 10 * MINUTE }]);
   });
 
   after(async () => {
     await c?.stop();
+    await receiver?.close();
     await new Promise<void>((resolve) => smtp.close(() => resolve()));
   });
 
@@ -228,6 +240,14 @@ describe('alert rules, end to end', function () {
       [emailOf('editor'), emailOf('viewer')],
     );
     assert.ok(sent.length >= 2);
+    const [hook] = await waitFor('the ALERT_FIRED webhook', () => receiver.on('/alerts').length >= 1 && receiver.on('/alerts'), {
+      timeoutMs: 20_000,
+    });
+    const event = JSON.parse(hook!.body);
+    assert.equal(event.type, 'ALERT_FIRED');
+    assert.deepEqual(event.alert.dimensions, { host: 'a' });
+    assert.equal(event.alert.alertRecordId, a.alertRecordId);
+    assert.equal(event.incident.incidentId, a.incidentId);
   });
 
   it('keeps firing without duplicates, and a second dimension opens its own incident', async () => {
@@ -270,6 +290,23 @@ describe('alert rules, end to end', function () {
       states.map((s: { state: string }) => s.state),
       ['RESOLVED', 'RESOLVED'],
     );
+    const hooks = await waitFor(
+      'the ALERT_RESOLVED webhooks',
+      () => {
+        const events = receiver
+          .on('/alerts')
+          .map((h) => JSON.parse(h.body) as { type: string; alert: { dimensions: { host: string } } });
+        const resolvedHooks = events.filter((e) => e.type === 'ALERT_RESOLVED');
+        return resolvedHooks.length >= 2 && events;
+      },
+      { timeoutMs: 20_000 },
+    );
+    assert.deepEqual(hooks.map((e) => `${e.type}:${e.alert.dimensions.host}`).sort(), [
+      'ALERT_FIRED:a',
+      'ALERT_FIRED:b',
+      'ALERT_RESOLVED:a',
+      'ALERT_RESOLVED:b',
+    ]);
   });
 
   it('firing again reopens the same incident with a reopenReason', async () => {

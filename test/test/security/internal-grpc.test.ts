@@ -31,6 +31,7 @@ import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { WebhookServiceService } from '@strata/proto/webhooks/v1/webhooks';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 
 /**
@@ -50,6 +51,7 @@ const DEFINITIONS = [
   AlertRuleServiceService,
   SavedQueryServiceService,
   SettingsServiceService,
+  WebhookServiceService,
   IngestServiceService,
   QueryServiceService,
   SegmentServiceService,
