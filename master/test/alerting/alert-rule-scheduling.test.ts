@@ -131,8 +131,45 @@ describe('alert rule scheduling (master)', () => {
     assert.equal((await rules.complete({ ...report, tickAt: next!.tickAt, claimToken: next!.claimToken })).applied, true);
   });
 
+  it('a record that fires while muted is MUTED without an incident, and fires once the mute is over', async () => {
+    nowMs = Date.parse('2026-03-01T11:00:01.000Z');
+    const alertId = newId();
+    await rules.put(ACCOUNT, alertId, definition({ mutedUntil: '2026-03-01T11:01:30.000Z', title: 'Muted {{host}}' }), ALICE);
+    const run = async () => {
+      const [claim] = (await rules.claim(10)).filter((c) => c.rule!.alertId === alertId);
+      return rules.complete({
+        accountId: ACCOUNT,
+        alertId,
+        tickAt: claim!.tickAt,
+        claimToken: claim!.claimToken,
+        durationMs: 1,
+        rows: 1,
+        firing: [firing('m')],
+        error: '',
+        evaluator: 'x',
+      });
+    };
+    const titled = async () =>
+      (
+        await f.incidents.listIncidents(
+          ACCOUNT,
+          { states: [], severities: [], ownerIds: [], assigneeUserIds: [] },
+          { offset: 0, limit: 500 },
+        )
+      ).incidents.filter((i) => i.title === 'Muted m');
+    assert.deepEqual((await run()).evaluation!.firedRecordIds, []);
+    assert.equal((await rules.records(ACCOUNT, alertId))[0]!.state, 'MUTED');
+    assert.equal((await titled()).length, 0);
+    nowMs = Date.parse('2026-03-01T11:01:01.000Z'); // still muted
+    assert.deepEqual((await run()).evaluation!.firedRecordIds, []);
+    nowMs = Date.parse('2026-03-01T11:02:01.000Z'); // the mute is over
+    assert.equal((await run()).evaluation!.firedRecordIds.length, 1);
+    assert.equal((await rules.records(ACCOUNT, alertId))[0]!.state, 'ACTIVE');
+    assert.equal((await titled()).length, 1);
+  });
+
   it('does not claim disabled rules', async () => {
-    nowMs = Date.parse('2026-03-01T10:06:01.000Z');
+    nowMs = Date.parse('2026-03-01T11:06:01.000Z');
     const alertId = newId();
     await rules.put(ACCOUNT, alertId, definition({ enabled: false }), ALICE);
     assert.equal((await rules.claim(10)).filter((c) => c.rule!.alertId === alertId).length, 0);
