@@ -12,7 +12,7 @@ import { requireGuid } from '../incidents/incident-model.js';
 import type { IncidentService } from '../incidents/incident-service.js';
 import type { RelationalStore } from '../store/relational-store.js';
 import { applyEvaluation, type LifecycleOutcome } from './alert-lifecycle.js';
-import { evaluationRows, recordRows, ruleRows } from './alert-rule-repository.js';
+import { evaluationRows, recordRows, ruleRows, type StoredRule } from './alert-rule-repository.js';
 
 /** How long the evaluation log is kept per rule. */
 export const EVALUATION_RETENTION_MS = 7 * 24 * 3600_000;
@@ -117,20 +117,30 @@ export class AlertRuleService {
    */
   async claim(max: number): Promise<ClaimedEvaluation[]> {
     const limit = Math.min(Math.max(max || 1, 1), MAX_CLAIMS);
+    const isDue = ({ rule, claim }: StoredRule, now: Date): string | undefined => {
+      const def = rule.definition!;
+      if (!def.enabled) return undefined;
+      const tickAt = currentTick(now, def.intervalSeconds);
+      if (rule.status!.lastTickAt >= tickAt) return undefined;
+      // A live claim holds its own tick only: once the next tick begins, a claim of an older tick
+      // (its gateway died, or the leader that handed it out died before answering) is
+      // superseded, so a failure costs at most one tick; the older report is then refused.
+      if (claim && claim.expiresAt > now.toISOString() && claim.tickAt >= tickAt) return undefined;
+      return tickAt;
+    };
+    // Every gateway asks every second: a read first, so that a poll with nothing due costs no
+    // write transaction (and no fencing round trip to the coordinator).
+    const peek = this.clock();
+    if (!(await this.store.read((x) => ruleRows.all(x))).some((r) => isDue(r, peek))) return [];
     return this.store.transaction(async (tx) => {
       const now = this.clock();
-      const nowIso = now.toISOString();
       const claimed: ClaimedEvaluation[] = [];
-      for (const { rule, claim } of await ruleRows.all(tx)) {
+      for (const stored of await ruleRows.all(tx)) {
         if (claimed.length >= limit) break;
+        const tickAt = isDue(stored, now);
+        if (!tickAt) continue;
+        const { rule } = stored;
         const def = rule.definition!;
-        if (!def.enabled) continue;
-        const tickAt = currentTick(now, def.intervalSeconds);
-        if (rule.status!.lastTickAt >= tickAt) continue;
-        // A live claim holds its own tick only: once the next tick begins, a claim of an older tick
-        // (its gateway died, or the leader that handed it out died before answering) is
-        // superseded, so a failure costs at most one tick; the older report is then refused.
-        if (claim && claim.expiresAt > nowIso && claim.tickAt >= tickAt) continue;
         const next = {
           token: randomUUID(),
           tickAt,
