@@ -56,6 +56,11 @@ export class AlertEvaluator {
     try {
       const service = this.master.service(AlertRuleServiceService);
       const { evaluations } = await service.claimAlertEvaluations({ evaluator: this.name, max: MAX_CONCURRENT });
+      if (evaluations.length > 0)
+        this.log.debug(
+          { claimed: evaluations.map((e) => ({ alertId: e.rule!.alertId, tickAt: e.tickAt })) },
+          'claimed alert evaluations',
+        );
       await Promise.all(evaluations.map((e) => this.evaluate(e)));
     } catch (err) {
       // Polls fail every second while no leader is elected: say so once a minute.

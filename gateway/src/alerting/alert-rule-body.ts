@@ -178,6 +178,7 @@ export function alertRecordJson(r: AlertRecord): z.output<typeof alertRecordJson
 
 export const alertEvaluationJsonSchema = z.object({
   tickAt: z.string(),
+  claimedAt: z.string(),
   evaluatedAt: z.string(),
   durationMs: z.number(),
   rows: z.number(),
@@ -189,6 +190,7 @@ export const alertEvaluationJsonSchema = z.object({
 export function alertEvaluationJson(e: AlertEvaluation): z.output<typeof alertEvaluationJsonSchema> {
   return {
     tickAt: e.tickAt,
+    claimedAt: e.claimedAt,
     evaluatedAt: e.evaluatedAt,
     durationMs: e.durationMs,
     rows: e.rows,

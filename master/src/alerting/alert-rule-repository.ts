@@ -22,13 +22,21 @@ interface RuleRow {
   claim_token: string | null;
   claim_tick_at: string | null;
   claim_expires_at: string | null;
+  claimed_at: string | null;
   [k: string]: unknown;
 }
 
 /** A rule with the leader's scheduling columns. */
 export interface StoredRule {
   rule: AlertRule;
-  claim?: { token: string; tickAt: string; expiresAt: string };
+  claim?: RuleClaim;
+}
+
+export interface RuleClaim {
+  token: string;
+  tickAt: string;
+  expiresAt: string;
+  claimedAt: string;
 }
 
 const toStored = (r: RuleRow): StoredRule => ({
@@ -47,7 +55,7 @@ const toStored = (r: RuleRow): StoredRule => ({
     },
   },
   ...(r.claim_token && r.claim_tick_at && r.claim_expires_at
-    ? { claim: { token: r.claim_token, tickAt: r.claim_tick_at, expiresAt: r.claim_expires_at } }
+    ? { claim: { token: r.claim_token, tickAt: r.claim_tick_at, expiresAt: r.claim_expires_at, claimedAt: r.claimed_at ?? '' } }
     : {}),
 });
 
@@ -94,10 +102,11 @@ export const ruleRows = {
     ]);
   },
 
-  async claim(x: SqlExecutor, accountId: string, alertId: string, claim: { token: string; tickAt: string; expiresAt: string }) {
+  async claim(x: SqlExecutor, accountId: string, alertId: string, claim: RuleClaim) {
     await x.run(
-      'UPDATE alert_rules SET claim_token = $3, claim_tick_at = $4, claim_expires_at = $5 WHERE account_id = $1 AND alert_id = $2',
-      [accountId, alertId, claim.token, claim.tickAt, claim.expiresAt],
+      `UPDATE alert_rules SET claim_token = $3, claim_tick_at = $4, claim_expires_at = $5, claimed_at = $6
+       WHERE account_id = $1 AND alert_id = $2`,
+      [accountId, alertId, claim.token, claim.tickAt, claim.expiresAt, claim.claimedAt],
     );
   },
 
@@ -110,7 +119,7 @@ export const ruleRows = {
   ): Promise<void> {
     await x.run(
       `UPDATE alert_rules SET status = $3, last_error = $4, last_tick_at = $5, last_evaluated_at = $6,
-         claim_token = NULL, claim_tick_at = NULL, claim_expires_at = NULL
+         claim_token = NULL, claim_tick_at = NULL, claim_expires_at = NULL, claimed_at = NULL
        WHERE account_id = $1 AND alert_id = $2`,
       [accountId, alertId, outcome.status, outcome.error ?? null, outcome.tickAt, outcome.evaluatedAt],
     );
@@ -181,6 +190,7 @@ interface EvaluationRow {
   alert_id: string;
   tick_at: string;
   evaluated_at: string;
+  claimed_at: string;
   evaluator: string;
   duration_ms: bigint | number;
   row_count: bigint | number;
@@ -200,6 +210,7 @@ const toEvaluation = (r: EvaluationRow): AlertEvaluation => ({
   firedRecordIds: JSON.parse(r.fired_json) as string[],
   resolvedRecordIds: JSON.parse(r.resolved_json) as string[],
   error: r.error ?? '',
+  claimedAt: r.claimed_at,
 });
 
 export const evaluationRows = {
@@ -212,11 +223,12 @@ export const evaluationRows = {
   },
 
   async insert(x: SqlExecutor, e: AlertEvaluation, evaluator: string): Promise<void> {
-    await x.run('INSERT INTO alert_evaluations VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
+    await x.run('INSERT INTO alert_evaluations VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)', [
       e.accountId,
       e.alertId,
       e.tickAt,
       e.evaluatedAt,
+      e.claimedAt,
       evaluator,
       e.durationMs,
       e.rows,

@@ -145,6 +145,7 @@ export class AlertRuleService {
           token: randomUUID(),
           tickAt,
           expiresAt: new Date(now.getTime() + def.timeoutSeconds * 1000 + CLAIM_GRACE_MS).toISOString(),
+          claimedAt: now.toISOString(),
         };
         await ruleRows.claim(tx, rule.accountId, rule.alertId, next);
         claimed.push({ rule, tickAt, claimToken: next.token });
@@ -177,6 +178,7 @@ export class AlertRuleService {
           alertId: id,
           tickAt: req.tickAt,
           evaluatedAt: now,
+          claimedAt: stored.claim.claimedAt,
           durationMs: req.durationMs,
           rows: req.rows,
           firedRecordIds: outcome.fired,

@@ -10,11 +10,13 @@ import { type NodeProcess, startNodeProcess } from '@strata/deploy/testing';
 const ACCOUNT = '00000000-0000-0000-0000-000000000000';
 const INTERVAL_S = 10;
 const TTL_SECONDS = 3;
+/** Rows the rule's query counts to stay busy (~1–5 s on the CI machines; the timeout is 10 s). */
+const SLOW_ROWS = 1_500_000_000;
 
 /**
  * Alert evaluation across a master failover, with real processes and real etcd: two database
  * instances sharing the data volume, one process with a worker and a gateway. The leader is
- * SIGKILLed just after a tick begins (while the gateway claims and runs that tick's evaluation);
+ * SIGKILLed right after the gateway claimed a tick, while it runs that tick's query;
  * the standby takes over, and the rule's evaluations go on without a second incident and without
  * a gap of more than one tick.
  */
@@ -58,7 +60,7 @@ describe('cluster: alert evaluation across a master failover', function () {
       databases.push({ proc, endpoint });
     }
     gateway = await startNodeProcess({
-      log: { level: 'info' },
+      log: { level: 'debug' },
       ops: { enable: false },
       backend: { enable: true, endpoint: `127.0.0.1:${await freePort()}`, minimumFreeSpaceBytes: 0 },
       gateway: { enable: true, host: '127.0.0.1', port: 0 },
@@ -99,7 +101,9 @@ describe('cluster: alert evaluation across a master failover', function () {
     const alertId = randomUUID();
     const put = await call('PUT', `/accounts/${ACCOUNT}/alerts/${alertId}`, {
       name: 'Errors',
-      query: 'app.errors | summarize n = count() by host',
+      // The range keeps every evaluation busy for a second or more (it adds no row), so the
+      // leader can be killed while one is in flight.
+      query: `union (app.errors | summarize n = count() by host), (range x from 1 to ${SLOW_ROWS} step 1 | summarize n = count() | extend host = "none" | where n < 0)`,
       intervalSeconds: INTERVAL_S,
       lookbackSeconds: 3600,
       dimensions: ['host'],
@@ -109,17 +113,30 @@ describe('cluster: alert evaluation across a master failover', function () {
       resolveAfter: 1,
     });
     assert.equal(put.status, 201, JSON.stringify(put.body));
-    type Evaluation = { tickAt: string; fired: string[]; resolved: string[]; error: string | null };
+    type Evaluation = {
+      tickAt: string;
+      claimedAt: string;
+      evaluatedAt: string;
+      fired: string[];
+      resolved: string[];
+      error: string | null;
+      durationMs: number;
+    };
     const log = async (): Promise<Evaluation[]> => (await call('GET', `/accounts/${ACCOUNT}/alerts/${alertId}/evaluations`)).body;
     const first = await waitFor('the first evaluation', async () => (await log()).at(-1), { timeoutMs: 30_000, intervalMs: 200 });
     assert.equal(first.fired.length, 1);
 
-    // Kill the leader 200 ms into the next tick: the gateway polls every second, so the tick's
-    // claim, query and report are about to happen or happening.
+    // Kill the leader as soon as the gateway has claimed the next tick (it logs the claim at debug
+    // level): the query is running, and its report will find the leader gone.
     const leader = (await observer!.getLeader('database'))!;
     const victim = databases.find((d) => d.endpoint === leader.value)!;
     const nextTick = Math.ceil(Date.now() / (INTERVAL_S * 1000)) * INTERVAL_S * 1000;
-    await new Promise((r) => setTimeout(r, nextTick - Date.now() + 200));
+    const claimLine = `"tickAt":"${new Date(nextTick).toISOString()}"}],"msg":"claimed alert evaluations"`;
+    await waitFor('the claim of the next tick', () => gateway!.output().includes(claimLine), {
+      timeoutMs: 30_000,
+      intervalMs: 10,
+    });
+    const killedAt = Date.now();
     victim.proc.child.kill('SIGKILL');
     const successor = await waitFor(
       'a new leader',
@@ -140,6 +157,13 @@ describe('cluster: alert evaluation across a master failover', function () {
         return all.some((e) => e.tickAt >= until) && all;
       },
       { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    // The tick the leader died in was in flight: claimed from the old leader, applied by the new one.
+    const killed = evaluations.find((e) => e.tickAt === new Date(nextTick).toISOString());
+    assert.ok(killed, 'the tick of the kill was applied');
+    assert.ok(
+      Date.parse(killed.claimedAt) < killedAt && killedAt < Date.parse(killed.evaluatedAt),
+      JSON.stringify({ killed, killedAt }),
     );
     const ticks = evaluations.map((e) => Date.parse(e.tickAt)).sort((x, y) => x - y);
     assert.equal(new Set(ticks).size, ticks.length, 'no tick applied twice');

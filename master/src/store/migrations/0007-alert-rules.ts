@@ -24,6 +24,7 @@ export const alertRulesMigration: Migration = {
        claim_token VARCHAR,
        claim_tick_at VARCHAR,
        claim_expires_at VARCHAR,
+       claimed_at VARCHAR,
        PRIMARY KEY (account_id, alert_id))`,
     `CREATE TABLE alert_records (
        account_id VARCHAR NOT NULL,
@@ -42,6 +43,7 @@ export const alertRulesMigration: Migration = {
        alert_id VARCHAR NOT NULL,
        tick_at VARCHAR NOT NULL,
        evaluated_at VARCHAR NOT NULL,
+       claimed_at VARCHAR NOT NULL,
        evaluator VARCHAR NOT NULL,
        duration_ms BIGINT NOT NULL,
        row_count BIGINT NOT NULL,
