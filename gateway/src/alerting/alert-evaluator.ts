@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { errorFields, type Logger } from '@strata/common';
+import { Counter, errorFields, type Logger, metricsRegistry } from '@strata/common';
 import {
   AlertRuleServiceService,
   type ClaimedEvaluation,
@@ -17,6 +17,18 @@ const MAX_CONCURRENT = 4;
 const REPORT_RETRY_MS = 1000;
 const REPORT_GRACE_SECONDS = 30;
 const WARN_EVERY_MS = 60_000;
+
+let evaluationsCounter: Counter<'outcome'> | undefined;
+/** strata_alert_evaluations_total{outcome}: ok, error (the query failed), stale (report refused), unreported. */
+function evaluationsMetric(): Counter<'outcome'> {
+  evaluationsCounter ??= new Counter({
+    name: 'strata_alert_evaluations_total',
+    help: 'Alert rule evaluations run by this gateway, by outcome (ok, error, stale, unreported).',
+    labelNames: ['outcome'],
+    registers: [metricsRegistry()],
+  });
+  return evaluationsCounter;
+}
 
 /**
  * The gateway's part of alert evaluation (docs/decisions/0008-alert-evaluation.md): asks the
@@ -105,12 +117,14 @@ export class AlertEvaluator {
     for (let attempt = 0; ; attempt++) {
       try {
         const { applied } = await this.master.service(AlertRuleServiceService).completeAlertEvaluation(report);
+        evaluationsMetric().inc({ outcome: !applied ? 'stale' : report.error ? 'error' : 'ok' });
         if (!applied)
           this.log.info({ alertId: rule.alertId, tickAt: claimed.tickAt }, 'alert evaluation report was stale; not applied');
         return;
       } catch (err) {
         if (this.stopped || Date.now() + REPORT_RETRY_MS > retryUntil) {
           // The claim expires and the tick, if still current, is handed out again.
+          evaluationsMetric().inc({ outcome: 'unreported' });
           this.log.warn(
             { alertId: rule.alertId, tickAt: claimed.tickAt, ...errorFields(err) },
             'could not report an alert evaluation',

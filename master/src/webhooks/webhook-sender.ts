@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { errorFields, type Logger } from '@strata/common';
+import { errorFields, type Logger, metricsRegistry } from '@strata/common';
+import { Counter } from 'prom-client';
 import type { RelationalStore } from '../store/relational-store.js';
 import type { WebhookEvent } from './webhook-events.js';
 import { SIGNATURE_HEADER, slackBody, TIMESTAMP_HEADER, webhookSignature } from './webhook-payload.js';
@@ -13,6 +14,18 @@ const MAX_RETRY_MS = 10 * 60_000;
 /** A delivery still failing this long after its event is dropped. */
 const GIVE_UP_AFTER_MS = 24 * 3600_000;
 const BATCH = 50;
+
+let deliveriesCounter: Counter<'outcome'> | undefined;
+/** strata_webhook_deliveries_total{outcome}: delivered, failed (permanent), dropped, retry. */
+function deliveriesMetric(): Counter<'outcome'> {
+  deliveriesCounter ??= new Counter({
+    name: 'strata_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, failed, dropped, retry).',
+    labelNames: ['outcome'],
+    registers: [metricsRegistry()],
+  });
+  return deliveriesCounter;
+}
 
 export interface SendOutcome {
   statusCode?: number;
@@ -99,8 +112,10 @@ export class WebhookSender {
     const endpoint = await this.outbox.endpoint(d.accountId, d.webhookId);
     if (!endpoint?.webhook.enabled)
       return this.outbox.record(d, { status: 'dropped', error: 'The endpoint was disabled.' }, nowIso);
-    if (now - Date.parse(d.createdAt) > GIVE_UP_AFTER_MS)
+    if (now - Date.parse(d.createdAt) > GIVE_UP_AFTER_MS) {
+      deliveriesMetric().inc({ outcome: 'dropped' });
       return this.outbox.record(d, { status: 'dropped', error: 'Still failing 24 hours after the event.' }, nowIso);
+    }
     let url: URL;
     try {
       url = checkWebhookUrl(endpoint.webhook.url, this.policy);
@@ -121,6 +136,7 @@ export class WebhookSender {
         };
     const outcome = await postWebhook(url, body, headers, this.policy);
     const verdict = classify(outcome);
+    deliveriesMetric().inc({ outcome: verdict });
     const error = outcome.error ?? (verdict === 'delivered' ? undefined : `HTTP ${outcome.statusCode}`);
     if (verdict !== 'retry') {
       return this.outbox.record(

@@ -407,4 +407,11 @@ describe('alert rules, end to end', function () {
     for (let m = 10; m < 15; m++) assert.ok(!ticks.includes(at(T0 + m * MINUTE)), `tick +${m} min was not replayed`);
     assert.equal(new Set(ticks).size, ticks.length, 'no tick twice');
   });
+
+  it('counts evaluations and webhook deliveries in /metrics', async () => {
+    const text = await (await c.node.request('GET', '/metrics')).text();
+    assert.match(text, /strata_alert_evaluations_total\{outcome="ok"\} [1-9]/);
+    assert.match(text, /strata_alert_evaluations_total\{outcome="error"\} [1-9]/);
+    assert.match(text, /strata_webhook_deliveries_total\{outcome="delivered"\} [1-9]/);
+  });
 });
