@@ -6,7 +6,7 @@ import {
 } from '@strata/proto/alerting/v1/alert_rules';
 import type { SqlExecutor } from '../store/relational-store.js';
 
-/** SQL of alert rules, alert records and the evaluation log (migration 7). */
+/** SQL of alert rules, alert records and the evaluation log (migration 8). */
 
 interface RuleRow {
   account_id: string;

@@ -4,8 +4,8 @@ import { incidentsMigration } from './migrations/0003-incidents.js';
 import { membershipsMigration } from './migrations/0004-memberships.js';
 import { savedQueriesMigration } from './migrations/0005-saved-queries.js';
 import { agentsMigration } from './migrations/0006-agents.js';
-import { alertRulesMigration } from './migrations/0007-alert-rules.js';
-import { webhooksMigration } from './migrations/0008-webhooks.js';
+import { alertRulesMigration } from './migrations/0008-alert-rules.js';
+import { webhooksMigration } from './migrations/0009-webhooks.js';
 import type { Migration } from './migrations.js';
 
 /** Every migration of the relational store, in version order. Add new ones at the end. */

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Webhook, WebhookDelivery } from '@strata/proto/webhooks/v1/webhooks';
 import type { RelationalStore, SqlExecutor } from '../store/relational-store.js';
 
-/** SQL of webhook endpoints and their delivery outbox (migration 8). */
+/** SQL of webhook endpoints and their delivery outbox (migration 9). */
 
 interface EndpointRow {
   account_id: string;

@@ -7,7 +7,8 @@ import type { Migration } from '../migrations.js';
  * tick and the current claim (which gateway runs the due evaluation, until when).
  */
 export const alertRulesMigration: Migration = {
-  version: 7,
+  // 8, not 7: main's migration 7 (storage-policy) was written in parallel; versions need not be contiguous.
+  version: 8,
   name: 'alert-rules',
   statements: [
     `CREATE TABLE alert_rules (

@@ -7,7 +7,7 @@ import type { Migration } from '../migrations.js';
  * in the clear because every delivery is signed with it; the API never returns it after creation.
  */
 export const webhooksMigration: Migration = {
-  version: 8,
+  version: 9,
   name: 'webhooks',
   statements: [
     `CREATE TABLE webhook_endpoints (
