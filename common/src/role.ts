@@ -16,6 +16,11 @@ export interface RoleContext {
   channels: ChannelPool;
   /** The process's mutual-TLS identity; roles serve gRPC with it (startGrpcServer). */
   identity: InternalIdentity;
+  /**
+   * The time alert rules are scheduled and evaluated by; the current time unless a test injects a
+   * clock (startProcess options), so evaluation tests step time instead of waiting for it.
+   */
+  clock?: () => Date;
 }
 
 /** A running role. */

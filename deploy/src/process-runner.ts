@@ -28,7 +28,7 @@ export interface RunningProcess {
  * Starts every role the config enables, in dependency order (database, backend, gateway), in one
  * process. Roles still talk to each other only through gRPC.
  */
-export async function startProcess(config: ResolvedConfig): Promise<RunningProcess> {
+export async function startProcess(config: ResolvedConfig, options: { clock?: () => Date } = {}): Promise<RunningProcess> {
   const log = createLogger('process', { level: config.log.level });
   const coordinator = await createCoordinator(config, componentLogger(log, 'coordinator'));
   const enabled: RoleName[] = [];
@@ -61,7 +61,14 @@ export async function startProcess(config: ResolvedConfig): Promise<RunningProce
     if (config.gateway.enable && config.database.enable) await warmQueryEngine();
     for (const [enabled, name, start] of plan) {
       if (!enabled) continue;
-      const ctx: RoleContext = { config, log: createLogger(name, { level: config.log.level }), coordinator, channels, identity };
+      const ctx: RoleContext = {
+        config,
+        log: createLogger(name, { level: config.log.level }),
+        coordinator,
+        channels,
+        identity,
+        ...(options.clock ? { clock: options.clock } : {}),
+      };
       roles.push(await start(ctx));
     }
     if (config.ops.enable) opsServer = await startOpsServer(config.ops.host, config.ops.port, () => roles);

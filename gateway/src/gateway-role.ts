@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { componentLogger, LoginThrottle, type RoleHandle, type RoleStarter } from '@strata/common';
+import { AlertEvaluator } from './alerting/alert-evaluator.js';
 import { PrincipalLoader } from './auth/principal-loader.js';
 import { TokenService } from './auth/token-service.js';
 import type { GatewayDeps } from './gateway-deps.js';
@@ -63,6 +64,9 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : ctx.config.gateway.port;
   log.info({ host: ctx.config.gateway.host, port }, 'gateway listening');
+  // Alert evaluations the master leader hands out run here, through this gateway's query service.
+  const evaluator = new AlertEvaluator(master, deps.query, componentLogger(ctx.log, 'alerts'));
+  evaluator.start();
   handle = {
     name: 'gateway',
     port,
@@ -71,6 +75,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
         ? { ready: true, detail: `master at ${master.leaderEndpoint}` }
         : { ready: false, detail: 'no database leader known' },
     stop: async () => {
+      evaluator.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Idle keep-alive connections would hold close() open; in-flight requests finish first.

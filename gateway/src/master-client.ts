@@ -58,7 +58,9 @@ export class MasterClient {
             return await client[name]!(request, options);
           } catch (err) {
             if (!(err instanceof StrataError) || err.kind !== 'unavailable' || attempt >= 4) throw err;
-            this.endpoint = undefined;
+            // Forget only the endpoint that failed: the election observer may already have set the
+            // new leader's, and clearing that would leave the gateway without one until the next change.
+            if (this.endpoint === endpoint) this.endpoint = undefined;
             await new Promise((r) => setTimeout(r, 250 * (attempt + 1)));
           }
         }

@@ -1,5 +1,6 @@
 import { agentAdminRoutes } from './agents/agent-admin-routes.js';
 import { agentRefreshRoutes } from './agents/agent-refresh-route.js';
+import { alertRuleRoutes } from './alerting/alert-rule-routes.js';
 import { authRoutes } from './auth/auth-routes.js';
 import { accountRoutes } from './directory/account-routes.js';
 import { memberRoutes } from './directory/member-routes.js';
@@ -14,6 +15,7 @@ import { queryRoutes } from './query/query-routes.js';
 import { savedQueryRoutes } from './saved-queries/saved-query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
 import { lifecycleRoutes } from './storage/lifecycle-routes.js';
+import { webhookRoutes } from './webhooks/webhook-routes.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
@@ -28,6 +30,7 @@ export function allRoutes(): RouteDef[] {
     ...settingsRoutes,
     ...incidentRoutes,
     ...alertRoutes,
+    ...alertRuleRoutes,
     ...groupRoutes,
     ...inflowRoutes,
     ...queryRoutes,
@@ -35,6 +38,7 @@ export function allRoutes(): RouteDef[] {
     ...agentRefreshRoutes,
     ...agentAdminRoutes,
     ...lifecycleRoutes,
+    ...webhookRoutes,
   ];
   routes.push({
     method: 'GET',

@@ -6,6 +6,7 @@ import type { LeaderDuty, LeaderState } from './leader-state.js';
 import { storedMailSettings } from './notifications/mail-settings.js';
 import { MailerDuty } from './notifications/mailer-duty.js';
 import { PurgeDuty } from './storage-policy/purge-duty.js';
+import { WebhookDuty } from './webhooks/webhook-duty.js';
 
 /** Applies setupService provisioning once per election (idempotent). */
 class ProvisioningDuty implements LeaderDuty {
@@ -21,6 +22,7 @@ export function leaderDuties(): LeaderDuty[] {
   return [
     new ProvisioningDuty(),
     new MailerDuty((state) => storedMailSettings(state.store)),
+    new WebhookDuty(),
     // Each account's Service.Storage.Compaction.MaxFileSize, read when a job's files are selected.
     new CompactionDuty({
       maxFileSize: (accountId, state) => accountCompactionMaxFileSize(state.store, accountId),

@@ -13,6 +13,8 @@ export interface LeaderState {
   coordinator: Coordinator;
   channels: ChannelPool;
   log: Logger;
+  /** The time as the leader sees it: alert rules schedule ticks by it (tests inject one). */
+  clock: () => Date;
 }
 
 /**

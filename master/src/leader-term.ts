@@ -36,6 +36,7 @@ export class LeaderTerm {
       coordinator: ctx.coordinator,
       channels: ctx.channels,
       log,
+      clock: ctx.clock ?? (() => new Date()),
     });
     try {
       for (const duty of leaderDuties()) {

@@ -104,6 +104,19 @@ export const configSchema = z
       })
       .prefault({}),
 
+    /**
+     * Outgoing webhooks (docs/alerting.md, "Webhooks"): only https:// URLs to hosts that resolve to
+     * public or private-network addresses, unless a host is named here.
+     */
+    webhooks: z
+      .strictObject({
+        /** Hosts (as in the URL, lower case) that may be called over plain http://. */
+        allowPlainHttpHosts: z.array(z.string().min(1)).default([]),
+        /** Hosts that may resolve to loopback, link-local (cloud metadata) or other special addresses. */
+        allowInternalHosts: z.array(z.string().min(1)).default([]),
+      })
+      .prefault({}),
+
     etcd: z
       .strictObject({
         /** etcd client URLs. Empty: an embedded single-process coordinator is used. */

@@ -34,7 +34,7 @@ function baseCertificate(publicKey: forge.pki.PublicKey, days: number): forge.pk
   // byte is 0x01–0x7f, so no sign padding is needed. A leading 00 before a byte under 0x80 is
   // non-minimal DER, which strict parsers refuse as "illegal padding".
   const serial = randomBytes(16);
-  serial[0] = (serial[0]! & 0x7f) || 0x01;
+  serial[0] = serial[0]! & 0x7f || 0x01;
   cert.serialNumber = serial.toString('hex');
   // Back-dated a little so that peers with slightly slow clocks accept a fresh certificate.
   cert.validity.notBefore = new Date(Date.now() - 5 * 60_000);

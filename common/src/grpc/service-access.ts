@@ -22,6 +22,9 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
   'strata.incidents.v1.GroupService': { server: 'database', callers: ['gateway'] },
   'strata.incidents.v1.AlertService': { server: 'database', callers: ['gateway'] },
   'strata.agents.v1.AgentService': { server: 'database', callers: ['gateway'] },
+  // Gateways manage rules for users and run the evaluations the leader hands out.
+  'strata.alerting.v1.AlertRuleService': { server: 'database', callers: ['gateway'] },
+  'strata.webhooks.v1.WebhookService': { server: 'database', callers: ['gateway'] },
   'strata.savedqueries.v1.SavedQueryService': { server: 'database', callers: ['gateway'] },
   'strata.settings.v1.SettingsService': {
     server: 'database',

@@ -31,6 +31,8 @@ export interface TestNodeOptions {
   seedDataRoot?: string;
   /** Extra raw config merged over the defaults (shallow per top-level section). */
   config?: Record<string, Record<string, unknown>>;
+  /** The clock alert rules run by (default: the current time). */
+  clock?: () => Date;
 }
 
 export interface TestNode {
@@ -95,7 +97,7 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
   }
   let running: RunningProcess;
   try {
-    running = await startProcess(loadConfigObject(raw, {}));
+    running = await startProcess(loadConfigObject(raw, {}), options.clock ? { clock: options.clock } : {});
   } catch (err) {
     rmSync(dataRoot, { recursive: true, force: true });
     throw err;

@@ -24,6 +24,8 @@ export type Operation =
   | 'incidents.write'
   | 'groups.read'
   | 'groups.write'
+  | 'alerts.read'
+  | 'alerts.write'
   | 'inflow.push'
   | 'query.run'
   | 'users.manage'
@@ -32,7 +34,8 @@ export type Operation =
   | 'accounts.manage'
   | 'members.read'
   | 'members.write'
-  | 'agents.manage';
+  | 'agents.manage'
+  | 'webhooks.manage';
 
 interface Rule {
   kind: 'public' | 'authenticated' | 'global' | 'account';
@@ -59,6 +62,10 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'incidents.write': { kind: 'account', accountPermissions: [ADMIN, EDITOR, MANAGER], scoped: 'never' },
   'groups.read': { kind: 'account', accountPermissions: [ADMIN, VIEWER, EDITOR, MANAGER], scoped: 'never' },
   'groups.write': { kind: 'account', accountPermissions: [ADMIN, MANAGER], scoped: 'never' },
+  // Alert rules (docs/alerting.md): who sees incidents sees the rules that open them; writing one
+  // is like managing groups, since a rule opens incidents and mails people on its own.
+  'alerts.read': { kind: 'account', accountPermissions: [ADMIN, VIEWER, EDITOR, MANAGER], scoped: 'never' },
+  'alerts.write': { kind: 'account', accountPermissions: [ADMIN, MANAGER], scoped: 'never' },
   // Schema-level scope checks (which entries a token may push) happen in the inflow handler.
   'inflow.push': { kind: 'account', accountPermissions: [ADMIN, INFLOW], scoped: 'inflow' },
   // Any member role of the account may query it; Query alone grants query without incident rights.
@@ -74,6 +81,8 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'members.write': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
   // Registration tokens and device approval decide who may push as an agent: account admins.
   'agents.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  // A webhook sends the account's incidents to a URL of its maker's choosing: account admins.
+  'webhooks.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
 };
 
 /** Whether `principal` may perform `operation` (on `accountId` for account operations). */

@@ -30,6 +30,8 @@ export interface PlanOptions {
   limits?: ParseLimits;
   /** Values of `declare query_parameters(…)`, by name (from the request's variables). */
   parameters?: ReadonlyMap<string, unknown>;
+  /** Rows every table read is limited to (BindOptions.window): an alert rule's lookback. */
+  window?: { fromUs: bigint; toUs: bigint };
 }
 
 const DEFAULT_MAX_ROWS = 50_000;
@@ -78,6 +80,7 @@ export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOpt
     nowUs,
     timeColumn: options.timeColumn ?? 'timestamp',
     ...(options.parameters ? { parameters: options.parameters } : {}),
+    ...(options.window ? { window: options.window } : {}),
   });
   const bound = binder.bindQuery(ast);
   return { ast, bound, nowUs };

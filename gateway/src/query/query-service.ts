@@ -7,7 +7,14 @@
 import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
 import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
-import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, planQuery } from './engine.js';
+import {
+  type ColumnarResult,
+  executePlanColumnar,
+  type FragmentRunner,
+  MergeDatabase,
+  type PlanOptions,
+  planQuery,
+} from './engine.js';
 import type { QueryCoverage } from './query-coverage.js';
 import type { SchemaCatalog } from './types.js';
 
@@ -22,6 +29,8 @@ export interface QueryRunOptions {
   coverage?: QueryCoverage;
   /** Values of `declare query_parameters(…)`, by name (the request's variables). */
   parameters?: ReadonlyMap<string, unknown>;
+  /** The query's now() and a window on every table read (alert evaluations). */
+  plan?: Pick<PlanOptions, 'now' | 'window'>;
 }
 
 export class QueryService {
@@ -60,7 +69,7 @@ export class QueryService {
     catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
     options: QueryRunOptions,
   ): Promise<ColumnarResult> {
-    const planOptions = options.parameters ? { parameters: options.parameters } : {};
+    const planOptions: PlanOptions = { ...options.plan, ...(options.parameters ? { parameters: options.parameters } : {}) };
     let plan: ReturnType<typeof planQuery>;
     try {
       plan = planQuery(query, await catalogFor(false), planOptions);

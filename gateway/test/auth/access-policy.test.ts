@@ -45,6 +45,8 @@ const EXPECTED: Record<Operation, Role[]> = {
   'incidents.write': ['globalAdmin', 'accountAdmin', 'editor', 'manager'],
   'groups.read': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager'],
   'groups.write': ['globalAdmin', 'accountAdmin', 'manager'],
+  'alerts.read': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager'],
+  'alerts.write': ['globalAdmin', 'accountAdmin', 'manager'],
   'inflow.push': ['globalAdmin', 'accountAdmin', 'inflow', 'inflowToken'],
   'query.run': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager', 'query', 'queryToken'],
   'users.manage': ['globalAdmin'],
@@ -54,6 +56,7 @@ const EXPECTED: Record<Operation, Role[]> = {
   'members.read': ['globalAdmin', 'accountAdmin'],
   'members.write': ['globalAdmin', 'accountAdmin'],
   'agents.manage': ['globalAdmin', 'accountAdmin'],
+  'webhooks.manage': ['globalAdmin', 'accountAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {

@@ -1,6 +1,6 @@
 import { invalid, notFound } from '@strata/common';
 import type { AlertIncidentLink, AlertRuntimeState, CreateIncidentFromAlertRequest } from '@strata/proto/incidents/v1/alerts';
-import type { Incident } from '@strata/proto/incidents/v1/incidents';
+import type { Incident, IncidentInput } from '@strata/proto/incidents/v1/incidents';
 import { historyMetadata } from '../incidents/history-metadata.js';
 import { type Actor, journal } from '../incidents/incident-journal.js';
 import { blankToUndefined, jsonSnapshot, requireGuid } from '../incidents/incident-model.js';
@@ -43,55 +43,65 @@ export class AlertService {
     const actorUserId = req.actorUserId.toLowerCase();
     const explicitId = blankToUndefined(req.incidentId);
     const targetId = explicitId ? requireGuid(explicitId.trim(), 'incidentId') : alertIncidentId(accountId, alertRecordId);
-    return this.store.transaction(async (tx) => {
-      const now = new Date().toISOString();
-      const actor = alertActor(alertRecordId);
-      const linkedId = await linkRows.triggeredIncidentId(tx, accountId, alertRecordId);
-      let incident: Incident | undefined = await incidentRows.get(tx, accountId, linkedId ?? targetId);
-      let created = false;
-      if (!incident) {
-        const result = await this.incidents.save(tx, {
-          accountId,
-          incidentId: targetId,
-          input: req.incident ?? {},
-          actor,
-          creatorUserId: actorUserId,
-          now,
-        });
-        incident = result.incident;
-        created = true;
-      }
-      const previous = await linkRows.get(tx, accountId, alertRecordId, incident.incidentId);
-      const link: AlertIncidentLink = {
-        accountId,
-        alertRecordId,
-        incidentId: incident.incidentId,
-        linkSource: ALERT_TRIGGERED,
-        createdByUserId: previous?.createdByUserId ?? actorUserId,
-        createdAt: previous?.createdAt ?? now,
-      };
-      await linkRows.upsert(tx, link);
-      await this.setRuntimeState(tx, accountId, alertRecordId, ACTIVE, actorUserId, now);
-      await journal(tx, {
-        eventType: created ? 'ALERT_TRIGGERED_INCIDENT' : 'ALERT_LINKED_INCIDENT',
-        actor,
-        incident,
-        after: linkJson(link),
-        metadata: historyMetadata(incident),
-        now,
-      });
-      return { incident, created, link };
-    });
+    return this.store.transaction((tx) =>
+      this.fromAlert(
+        tx,
+        { accountId, alertRecordId, actorUserId, targetId, input: req.incident ?? {} },
+        new Date().toISOString(),
+      ),
+    );
   }
 
-  private async setRuntimeState(
+  /**
+   * The from-alert flow on the caller's transaction (alert rules run it inside the transaction
+   * that applies an evaluation).
+   */
+  async fromAlert(
     tx: SqlExecutor,
-    accountId: string,
-    alertRecordId: string,
-    state: string,
-    userId: string,
+    req: { accountId: string; alertRecordId: string; actorUserId: string; targetId: string; input: IncidentInput },
     now: string,
-  ) {
+  ): Promise<{ incident: Incident; created: boolean; link: AlertIncidentLink }> {
+    const { accountId, alertRecordId, actorUserId, targetId } = req;
+    const actor = alertActor(alertRecordId);
+    const linkedId = await linkRows.triggeredIncidentId(tx, accountId, alertRecordId);
+    let incident: Incident | undefined = await incidentRows.get(tx, accountId, linkedId ?? targetId);
+    let created = false;
+    if (!incident) {
+      const result = await this.incidents.save(tx, {
+        accountId,
+        incidentId: targetId,
+        input: req.input,
+        actor,
+        creatorUserId: actorUserId,
+        now,
+      });
+      incident = result.incident;
+      created = true;
+    }
+    const previous = await linkRows.get(tx, accountId, alertRecordId, incident.incidentId);
+    const link: AlertIncidentLink = {
+      accountId,
+      alertRecordId,
+      incidentId: incident.incidentId,
+      linkSource: ALERT_TRIGGERED,
+      createdByUserId: previous?.createdByUserId ?? actorUserId,
+      createdAt: previous?.createdAt ?? now,
+    };
+    await linkRows.upsert(tx, link);
+    await this.setRuntimeState(tx, accountId, alertRecordId, ACTIVE, actorUserId, now);
+    await journal(tx, {
+      eventType: created ? 'ALERT_TRIGGERED_INCIDENT' : 'ALERT_LINKED_INCIDENT',
+      actor,
+      incident,
+      after: linkJson(link),
+      metadata: historyMetadata(incident),
+      now,
+    });
+    return { incident, created, link };
+  }
+
+  /** Writes an alert record's runtime state on the caller's transaction. */
+  async setRuntimeState(tx: SqlExecutor, accountId: string, alertRecordId: string, state: string, userId: string, now: string) {
     const record: AlertRuntimeState = { accountId, alertRecordId, state, updatedByUserId: userId, updatedAt: now };
     await runtimeStateRows.upsert(tx, record);
     return record;

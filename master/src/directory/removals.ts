@@ -71,6 +71,7 @@ const BLOCKERS: { table: string; noun: string }[] = [
   { table: 'incident_groups', noun: 'groups' },
   { table: 'alert_incident_links', noun: 'alert incident links' },
   { table: 'alert_runtime_states', noun: 'alert runtime states' },
+  { table: 'alert_rules', noun: 'alert rules' },
 ];
 
 /** Tables whose rows of an account are removed with it (a new account-owned table belongs here). */
@@ -82,12 +83,17 @@ const REMOVED_WITH_ACCOUNT = [
   'saved_queries',
   'agent_registration_tokens',
   'agent_devices',
+  // Records and the evaluation log exist only with a rule (a blocker), kept here for completeness.
+  'alert_records',
+  'alert_evaluations',
+  'webhook_outbox',
+  'webhook_endpoints',
 ];
 
 /**
  * Deletes an account record with its memberships, permissions, settings, saved queries, agent
- * registration tokens and devices, and queued mail. Refused,
- * naming the counts, while incidents, groups or alert records of it exist: those are the user's
+ * registration tokens and devices, webhook endpoints, and queued mail and webhook deliveries.
+ * Refused, naming the counts, while incidents, groups, alert rules or alert records of it exist: those are the user's
  * work and are deleted through their own endpoints first. (Stored event data lives on the workers;
  * the gateway refuses before calling this while any schema holds data.) False when no such account.
  */

@@ -4,6 +4,7 @@ import type { NotificationPayload } from '../notifications/notification-payload.
 import { enqueueNotification } from '../notifications/outbox.js';
 import { ownerLabel, userLabel } from '../notifications/recipients.js';
 import type { SqlExecutor } from '../store/relational-store.js';
+import { enqueueWebhookEvent } from '../webhooks/webhook-events.js';
 import { type ActorType, type HistoryEventType, NOTIFIED_EVENT_TYPES } from './incident-model.js';
 import { historyRows } from './incident-repository.js';
 
@@ -59,6 +60,14 @@ export async function journal(tx: SqlExecutor, entry: JournalEntry): Promise<Inc
       },
     };
     await enqueueNotification(tx, payload, entry.now);
+    // Webhooks receive the same events, queued in the same transaction (docs/alerting.md).
+    await enqueueWebhookEvent(tx, {
+      type: payload.eventType,
+      occurredAt: entry.now,
+      accountId: incident.accountId,
+      incident,
+      ...(entry.comment ? { comment: { body: entry.comment.body, authorUserId: entry.comment.authorUserId } } : {}),
+    });
   }
   return event;
 }

@@ -187,7 +187,8 @@ export class IncidentService {
     return { incident: next, created: false, changed: true };
   }
 
-  private async checkOwner(tx: SqlExecutor, accountId: string, ownerType: string, ownerId: string): Promise<void> {
+  /** The ownership rules of an owner being set (alert rules check their incident owner on save too). */
+  async checkOwner(tx: SqlExecutor, accountId: string, ownerType: string, ownerId: string): Promise<void> {
     if (ownerType === 'GROUP') {
       const group = await tx.one('SELECT 1 AS x FROM incident_groups WHERE account_id = $1 AND group_id = $2', [
         accountId,
@@ -244,27 +245,45 @@ export class IncidentService {
     return this.store.transaction(async (tx) => {
       const incident = await incidentRows.get(tx, a, i);
       if (!incident) throw notFound(incidentMissing(i));
-      const now = new Date().toISOString();
-      const comment: IncidentComment = {
-        accountId: a,
-        incidentId: i,
-        commentId: randomUUID(),
-        authorUserId: authorUserId.toLowerCase(),
-        body,
-        createdAt: now,
-      };
-      await commentRows.insert(tx, comment);
-      await journal(tx, {
-        eventType: 'COMMENT_ADDED',
-        actor: { type: 'USER', id: comment.authorUserId },
+      const author = authorUserId.toLowerCase();
+      return this.comment(
+        tx,
         incident,
-        after: commentJson(comment),
-        metadata: historyMetadata(incident),
-        comment,
-        now,
-      });
-      return comment;
+        { authorUserId: author, body, actor: { type: 'USER', id: author } },
+        new Date().toISOString(),
+      );
     });
+  }
+
+  /**
+   * Writes a comment and its COMMENT_ADDED event on the caller's transaction (alert rules comment
+   * as the system actor when they resolve an incident).
+   */
+  async comment(
+    tx: SqlExecutor,
+    incident: Incident,
+    c: { authorUserId: string; body: string; actor: Actor },
+    now: string,
+  ): Promise<IncidentComment> {
+    const comment: IncidentComment = {
+      accountId: incident.accountId,
+      incidentId: incident.incidentId,
+      commentId: randomUUID(),
+      authorUserId: c.authorUserId,
+      body: c.body,
+      createdAt: now,
+    };
+    await commentRows.insert(tx, comment);
+    await journal(tx, {
+      eventType: 'COMMENT_ADDED',
+      actor: c.actor,
+      incident,
+      after: commentJson(comment),
+      metadata: historyMetadata(incident),
+      comment,
+      now,
+    });
+    return comment;
   }
 
   async listComments(accountId: string, incidentId: string): Promise<IncidentComment[]> {

@@ -5,6 +5,8 @@ import { membershipsMigration } from './migrations/0004-memberships.js';
 import { savedQueriesMigration } from './migrations/0005-saved-queries.js';
 import { agentsMigration } from './migrations/0006-agents.js';
 import { storagePolicyMigration } from './migrations/0007-storage-policy.js';
+import { alertRulesMigration } from './migrations/0008-alert-rules.js';
+import { webhooksMigration } from './migrations/0009-webhooks.js';
 import type { Migration } from './migrations.js';
 
 /** Every migration of the relational store, in version order. Add new ones at the end. */
@@ -16,4 +18,6 @@ export const ALL_MIGRATIONS: Migration[] = [
   savedQueriesMigration,
   agentsMigration,
   storagePolicyMigration,
+  alertRulesMigration,
+  webhooksMigration,
 ];

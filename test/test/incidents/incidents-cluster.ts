@@ -34,8 +34,13 @@ export class IncidentsCluster {
   private readonly tokens = new Map<UserName, string>();
   private constructor(readonly node: TestNode) {}
 
-  static async start(): Promise<IncidentsCluster> {
+  /** `clock`: the time alert rules run by (default: the current time); `config`: extra config sections. */
+  static async start(
+    options: { clock?: () => Date; config?: Record<string, Record<string, unknown>> } = {},
+  ): Promise<IncidentsCluster> {
     const node = await startTestNode({
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.config ? { config: options.config } : {}),
       accounts: { [ACCOUNT_A]: 'A', [ACCOUNT_B]: 'B' },
       users: USER_NAMES.map((username) => {
         const u = USERS[username] as { global?: readonly string[]; accounts?: Record<string, readonly string[]> };

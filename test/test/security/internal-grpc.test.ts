@@ -21,6 +21,7 @@ import {
 import { freePort, testTlsDir } from '@strata/common/testing';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
 import { AgentServiceService } from '@strata/proto/agents/v1/agents';
+import { AlertRuleServiceService } from '@strata/proto/alerting/v1/alert_rules';
 import { DirectoryServiceService, UpsertUserRequest } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
@@ -32,6 +33,7 @@ import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_qu
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
+import { WebhookServiceService } from '@strata/proto/webhooks/v1/webhooks';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 
 /**
@@ -48,9 +50,11 @@ const DEFINITIONS = [
   GroupServiceService,
   AlertServiceService,
   AgentServiceService,
+  AlertRuleServiceService,
   SavedQueryServiceService,
   SettingsServiceService,
   StoragePolicyServiceService,
+  WebhookServiceService,
   IngestServiceService,
   QueryServiceService,
   SegmentServiceService,

@@ -5,7 +5,7 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { int, join, type Sql, sql, str } from '../sql/sql.js';
+import { int, join, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
   CallSource,
   Expr,
@@ -40,6 +40,11 @@ export interface BindOptions {
   timeColumn: string;
   /** Values of `declare query_parameters(…)`, by name (the request's variables). */
   parameters?: ReadonlyMap<string, unknown>;
+  /**
+   * Rows every table read is limited to, before any step of the query sees them: timeColumn in
+   * [fromUs, toUs). Alert rules evaluate their query over their lookback window this way.
+   */
+  window?: { fromUs: bigint; toUs: bigint };
 }
 
 export interface BoundQuery {
@@ -353,10 +358,21 @@ export class QueryBinder {
     }
     const table = this.findTable(name);
     if (!table) throw queryError(`The name '${name}' does not refer to any known table, tabular variable or function.`, span);
-    return {
+    const scan: Rel = {
       kind: 'scan',
       table: table.name,
       columns: table.columns.map((c) => ({ ...this.newColumn(c.name, c.type), origin: c.name })),
+    };
+    const window = this.options.window;
+    const time = window && scan.columns.find((c) => c.origin === this.options.timeColumn);
+    if (!window || !time) return scan;
+    const t = identOf(time);
+    return {
+      kind: 'filter',
+      input: scan,
+      predicate: sql`(${t} >= ${ts(window.fromUs)} AND ${t} < ${ts(window.toUs)})`,
+      columns: scan.columns,
+      time: { fromUs: window.fromUs, toUs: window.toUs },
     };
   }
 
