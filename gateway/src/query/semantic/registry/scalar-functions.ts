@@ -5,6 +5,7 @@
  */
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
+import { STRING_FUNCTIONS } from './string-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -82,4 +83,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
   ...ROW_FUNCTIONS,
+  ...STRING_FUNCTIONS,
 ];
