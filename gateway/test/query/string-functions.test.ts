@@ -168,7 +168,9 @@ describe('string functions', () => {
   });
 
   it('new_guid gives a different version-4 GUID on every row', async () => {
-    const r = await run('Logs | extend g = new_guid() | summarize n = count(), distinct = dcount(tostring(g)), v4 = countif(tostring(g) matches regex "^[0-9a-f]{8}-[0-9a-f]{4}-4")');
+    const r = await run(
+      'Logs | extend g = new_guid() | summarize n = count(), distinct = dcount(tostring(g)), v4 = countif(tostring(g) matches regex "^[0-9a-f]{8}-[0-9a-f]{4}-4")',
+    );
     const row = r.results[0] as { n: number; distinct: number; v4: number };
     assert.equal(row.n, LOGS.length);
     assert.equal(row.v4, LOGS.length);
@@ -191,7 +193,10 @@ describe('string functions', () => {
       };
     });
     assert.deepEqual(sortedJson(r.results), sortedJson(expected));
-    const merged = await run('Logs | summarize msgs = count() by level | extend tag = strcat_delim("|", level, strrep("*", 2)), k = countof(level, "r")', {});
+    const merged = await run(
+      'Logs | summarize msgs = count() by level | extend tag = strcat_delim("|", level, strrep("*", 2)), k = countof(level, "r")',
+      {},
+    );
     const levels = [...new Set(LOGS.map((l) => l.level))];
     assert.deepEqual(
       sortedJson(merged.results.map((x) => ({ level: x.level, tag: x.tag, k: x.k }))),
@@ -201,7 +206,10 @@ describe('string functions', () => {
 
   it('wrong argument types and counts are refused with the function named', async () => {
     await assert.rejects(run('print strrep("a", "3")'), /multiplier of 'strrep' must be long/);
-    await assert.rejects(run('print translate(tostring(now()), "a", "b")'), /search list of 'translate' must be a constant string/);
+    await assert.rejects(
+      run('print translate(tostring(now()), "a", "b")'),
+      /search list of 'translate' must be a constant string/,
+    );
     await assert.rejects(run('print strcat_delim("-", "a")'), /'strcat_delim' takes 3 to 64 arguments/);
     await assert.rejects(run('print make_string("a")'), /make_string/);
     await assert.rejects(run('print split("a", ",", "1")'), /index of 'split' must be long/);
@@ -211,15 +219,19 @@ describe('string functions', () => {
     this.timeout(60_000);
     const alphabet = fc.constantFrom('a', 'b', 'é', 'ß', ' '); // BMP only: see docs/query.md on astral characters
     await fc.assert(
-      fc.asyncProperty(fc.array(alphabet, { maxLength: 12 }), fc.array(alphabet, { minLength: 1, maxLength: 3 }), async (s1, m1) => {
-        const s = s1.join('');
-        const m = m1.join('');
-        const r = await one(`print c = countof(${kql(s)}, ${kql(m)}), i = indexof(${kql(s)}, ${kql(m)})`);
-        // Kusto counts in characters; JS indexOf counts UTF-16 units, so compare in code points.
-        const unit = s.indexOf(m);
-        const index = unit < 0 ? -1 : [...s.slice(0, unit)].length;
-        assert.deepEqual(r, { c: countOverlapping(s, m), i: index });
-      }),
+      fc.asyncProperty(
+        fc.array(alphabet, { maxLength: 12 }),
+        fc.array(alphabet, { minLength: 1, maxLength: 3 }),
+        async (s1, m1) => {
+          const s = s1.join('');
+          const m = m1.join('');
+          const r = await one(`print c = countof(${kql(s)}, ${kql(m)}), i = indexof(${kql(s)}, ${kql(m)})`);
+          // Kusto counts in characters; JS indexOf counts UTF-16 units, so compare in code points.
+          const unit = s.indexOf(m);
+          const index = unit < 0 ? -1 : [...s.slice(0, unit)].length;
+          assert.deepEqual(r, { c: countOverlapping(s, m), i: index });
+        },
+      ),
       { numRuns: 40 },
     );
   });

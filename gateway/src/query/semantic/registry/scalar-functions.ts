@@ -5,8 +5,8 @@
  */
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
-import { STRING_FUNCTIONS } from './string-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { STRING_FUNCTIONS } from './string-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 const NONE: NamingRule = { kind: 'none' };

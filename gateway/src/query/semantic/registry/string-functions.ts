@@ -94,10 +94,15 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   strcat_delim: (args, call) => {
     arity(call, args.length, 3, 64);
     const [delim, ...rest] = args as [Bound, ...Bound[]];
-    return result('string', sql`concat_ws(${text(delim, call)}, ${join(
-      rest.map((a) => text(a, call)),
-      ', ',
-    )})`, call, true);
+    return result(
+      'string',
+      sql`concat_ws(${text(delim, call)}, ${join(
+        rest.map((a) => text(a, call)),
+        ', ',
+      )})`,
+      call,
+      true,
+    );
   },
   strcat_array: (args, call) => {
     arity(call, args.length, 2);
@@ -247,16 +252,20 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
 
 const NONE: NamingRule = { kind: 'none' };
 
-function fn(name: string, signatures: string[], returns: string): ScalarFunctionEntry {
+function fn(name: string, signatures: string[], returns: string, naming: NamingRule = NONE): ScalarFunctionEntry {
   const bind = IMPLEMENTATIONS[name];
   if (!bind) throw new Error(`no implementation for the string function ${name}`);
-  return { kind: 'scalar', name, signatures, returns, naming: NONE, bind };
+  return { kind: 'scalar', name, signatures, returns, naming, bind };
 }
 
 export const STRING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('strcat_delim', ['strcat_delim(delimiter: string, value: any, value: any, ...): string'], 'string (2 to 63 values)'),
   fn('strcat_array', ['strcat_array(array: dynamic, delimiter: string): string'], 'string; "" for a non-array'),
-  fn('strrep', ['strrep(value: any, multiplier: long[, delimiter: string]): string'], 'string (the multiplier is capped at 1024)'),
+  fn(
+    'strrep',
+    ['strrep(value: any, multiplier: long[, delimiter: string]): string'],
+    'string (the multiplier is capped at 1024)',
+  ),
   fn('strcmp', ['strcmp(string1: string, string2: string): long'], 'long: -1, 0 or 1 (ordinal)'),
   fn('reverse', ['reverse(value: any): string'], 'string'),
   fn(
@@ -271,11 +280,20 @@ export const STRING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('trim', ['trim(regex: string, source: string): string'], 'string without leading and trailing matches'),
   fn('trim_start', ['trim_start(regex: string, source: string): string'], 'string without leading matches'),
   fn('trim_end', ['trim_end(regex: string, source: string): string'], 'string without trailing matches'),
-  fn('split', ['split(source: string, delimiter: string[, index: long]): dynamic'], 'dynamic array of strings'),
-  fn('string_size', ['string_size(source: string): long'], 'long: the size in UTF-8 bytes'),
+  fn('split', ['split(source: string, delimiter: string[, index: long]): dynamic'], 'dynamic array of strings', {
+    kind: 'first-argument',
+  }),
+  fn('string_size', ['string_size(source: string): long'], 'long: the size in UTF-8 bytes', {
+    kind: 'prefix',
+    prefix: 'string_size',
+  }),
   fn('isascii', ['isascii(value: string): bool'], 'bool'),
   fn('to_utf8', ['to_utf8(source: string): dynamic'], 'dynamic array of the UTF-8 bytes'),
-  fn('unicode_codepoints_from_string', ['unicode_codepoints_from_string(value: string): dynamic'], 'dynamic array of code points'),
+  fn(
+    'unicode_codepoints_from_string',
+    ['unicode_codepoints_from_string(value: string): dynamic'],
+    'dynamic array of code points',
+  ),
   fn(
     'unicode_codepoints_to_string',
     ['unicode_codepoints_to_string(values: dynamic): string'],
@@ -288,4 +306,3 @@ export const STRING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('url_decode', ['url_decode(encoded_url: string): string'], 'string (+ decodes as a space)'),
   fn('new_guid', ['new_guid(): guid'], 'guid: a new random (version 4) GUID per row'),
 ];
-
