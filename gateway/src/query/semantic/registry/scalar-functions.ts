@@ -3,6 +3,7 @@
  * rule, the naming rule of an unnamed result column, and the implementation (scalar-impl.ts).
  * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
  */
+import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
@@ -84,4 +85,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...DYNAMIC_FUNCTIONS,
   ...ROW_FUNCTIONS,
   ...STRING_FUNCTIONS,
+  ...DATETIME_FUNCTIONS,
 ];
