@@ -5,6 +5,7 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
@@ -86,4 +87,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...ROW_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
+  ...MATH_FUNCTIONS,
 ];
