@@ -199,6 +199,20 @@ const SAMPLES: Record<string, string> = {
   binary_shift_left: 'binary_shift_left(x, 2)',
   binary_shift_right: 'binary_shift_right(x, 2)',
   tohex: 'tohex(x, 8)',
+  parse_ipv4: 'parse_ipv4(s)',
+  parse_ipv4_mask: 'parse_ipv4_mask(s, 24)',
+  ipv4_compare: 'ipv4_compare(s, "10.0.0.1", 8)',
+  ipv4_is_match: 'ipv4_is_match(s, "10.0.0.1")',
+  ipv4_is_in_range: 'ipv4_is_in_range(s, "10.0.0.0/8")',
+  ipv4_is_in_any_range: 'ipv4_is_in_any_range(s, "10.0.0.0/8", "192.168.0.0/16")',
+  ipv4_is_private: 'ipv4_is_private(s)',
+  ipv4_netmask_suffix: 'ipv4_netmask_suffix(s)',
+  format_ipv4: 'format_ipv4(x, 24)',
+  format_ipv4_mask: 'format_ipv4_mask(s, 24)',
+  has_ipv4: 'has_ipv4(s, "10.0.0.1")',
+  has_any_ipv4: 'has_any_ipv4(s, "10.0.0.1", "10.0.0.2")',
+  has_ipv4_prefix: 'has_ipv4_prefix(s, "10.0.")',
+  has_any_ipv4_prefix: 'has_any_ipv4_prefix(s, dynamic(["10.", "127.0."]))',
 };
 
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };

@@ -5,6 +5,7 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { IP_FUNCTIONS } from './ip-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
@@ -88,4 +89,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...STRING_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...MATH_FUNCTIONS,
+  ...IP_FUNCTIONS,
 ];
