@@ -213,6 +213,9 @@ const SAMPLES: Record<string, string> = {
   has_any_ipv4: 'has_any_ipv4(s, "10.0.0.1", "10.0.0.2")',
   has_ipv4_prefix: 'has_ipv4_prefix(s, "10.0.")',
   has_any_ipv4_prefix: 'has_any_ipv4_prefix(s, dynamic(["10.", "127.0."]))',
+  hash_md5: 'hash_md5(s)',
+  hash_sha1: 'hash_sha1(s)',
+  hash_sha256: 'hash_sha256(s)',
 };
 
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };

@@ -5,6 +5,7 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { HASH_FUNCTIONS } from './hash-functions.js';
 import { IP_FUNCTIONS } from './ip-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
@@ -90,4 +91,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...DATETIME_FUNCTIONS,
   ...MATH_FUNCTIONS,
   ...IP_FUNCTIONS,
+  ...HASH_FUNCTIONS,
 ];
