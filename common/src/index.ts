@@ -27,6 +27,7 @@ export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
 export * from './query/fragment-exec.js';
 export * from './query/fragment-wire.js';
+export * from './query/kusto-udfs.js';
 export * from './query/param-literals.js';
 export * from './query/value-types.js';
 export * from './role.js';

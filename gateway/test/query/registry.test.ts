@@ -216,6 +216,10 @@ const SAMPLES: Record<string, string> = {
   hash_md5: 'hash_md5(s)',
   hash_sha1: 'hash_sha1(s)',
   hash_sha256: 'hash_sha256(s)',
+  punycode_from_string: 'punycode_from_string(s)',
+  punycode_to_string: 'punycode_to_string(s)',
+  punycode_domain_from_string: 'punycode_domain_from_string(s)',
+  punycode_domain_to_string: 'punycode_domain_to_string(s)',
 };
 
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };

@@ -90,6 +90,14 @@ const trimFn =
     return result('string', s, call, true);
   };
 
+/** A punycode conversion; text that does not convert gives "". */
+const punycodeFn =
+  (udf: Sql): ScalarFn =>
+  (args, call) => {
+    arity(call, args.length, 1);
+    return result('string', sql`coalesce(${udf}(${text(args[0] as Bound, call)}), '')`, call, true);
+  };
+
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   strcat_delim: (args, call) => {
     arity(call, args.length, 3, 64);
@@ -244,6 +252,11 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
     // '+' is a space in a URL query (Kusto decodes it so); %2B stays a '+'.
     return result('string', sql`coalesce(try(url_decode(replace(${text(args[0] as Bound, call)}, '+', ' '))), '')`, call, true);
   },
+  // JS functions (common/src/query/kusto-udfs.ts), registered on every worker and on the merge database.
+  punycode_from_string: punycodeFn(sql`kql_punycode_encode`),
+  punycode_to_string: punycodeFn(sql`kql_punycode_decode`),
+  punycode_domain_from_string: punycodeFn(sql`kql_punycode_domain_encode`),
+  punycode_domain_to_string: punycodeFn(sql`kql_punycode_domain_decode`),
   new_guid: (args, call) => {
     arity(call, args.length, 0);
     return result('guid', sql`gen_random_uuid()`, call, true);
@@ -304,5 +317,9 @@ export const STRING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('base64_decode_tostring', ['base64_decode_tostring(value: string): string'], 'string; "" when not base64 of UTF-8 text'),
   fn('url_encode_component', ['url_encode_component(url: string): string'], 'string'),
   fn('url_decode', ['url_decode(encoded_url: string): string'], 'string (+ decodes as a space)'),
+  fn('punycode_from_string', ['punycode_from_string(input: string): string'], 'string: the RFC 3492 encoding of one label'),
+  fn('punycode_to_string', ['punycode_to_string(encoded: string): string'], 'string; "" when it does not decode'),
+  fn('punycode_domain_from_string', ['punycode_domain_from_string(domain: string): string'], 'string: non-ASCII labels as xn--…'),
+  fn('punycode_domain_to_string', ['punycode_domain_to_string(domain: string): string'], 'string; "" when it does not decode'),
   fn('new_guid', ['new_guid(): guid'], 'guid: a new random (version 4) GUID per row'),
 ];
