@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, loadConfigObject, type ResolvedConfig } from '@strata/common';
+import { PLACEMENTS_USAGE, placementsCommand } from './placements-command.js';
 import { startProcess } from './process-runner.js';
 import { DEFAULT_ADMIN_USER_NAME, singleNodeConfig } from './single-node-config.js';
 import { generateTlsFiles } from './tls-command.js';
@@ -13,6 +14,7 @@ const USAGE = `Usage:
                                  Write the internal mutual-TLS files: ca.crt/ca.key (kept if
                                  present: a re-run rotates the role certificates under the same
                                  CA) and <role>.crt/.key for database, backend and gateway.
+${PLACEMENTS_USAGE}
   strata --help`;
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration. */
@@ -27,6 +29,8 @@ export async function main(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
         out: { type: 'string' },
         days: { type: 'string' },
+        account: { type: 'string' },
+        worker: { type: 'string' },
       },
     });
   } catch (err) {
@@ -50,6 +54,23 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'tls') return tlsCommand(parsed.positionals[1], parsed.values.out as string, parsed.values.days as string);
+  if (command === 'placements') {
+    if (!file) {
+      process.stderr.write(`placements needs --config FILE\n${USAGE}\n`);
+      return 2;
+    }
+    const config = loadOrReport(() => loadConfigFile(file));
+    if (!config) return 2;
+    return placementsCommand(
+      config,
+      {
+        action: parsed.positionals[1],
+        account: parsed.values.account as string | undefined,
+        worker: parsed.values.worker as string | undefined,
+      },
+      (line) => process.stdout.write(`${line}\n`),
+    );
+  }
   if (command !== 'start') {
     process.stderr.write(`unknown command: ${command}\n${USAGE}\n`);
     return 2;

@@ -11,7 +11,7 @@ import {
   type RoleName,
   type RoleStarter,
 } from '@strata/common';
-import { startGateway } from '@strata/gateway';
+import { startGateway, warmQueryEngine } from '@strata/gateway';
 import { startMaster } from '@strata/master';
 import { startWorker } from '@strata/worker';
 import { startOpsServer } from './ops-server.js';
@@ -55,6 +55,10 @@ export async function startProcess(config: ResolvedConfig): Promise<RunningProce
   };
   let opsServer: Awaited<ReturnType<typeof startOpsServer>> | undefined;
   try {
+    // The KQL parser's warm-up blocks the event loop for 1-2 s. Done after the database role had
+    // been elected, it starved the lease keep-alives past 2/3 of the TTL and demoted the new
+    // leader at every start of a process with both roles (etcd); so it goes first.
+    if (config.gateway.enable && config.database.enable) await warmQueryEngine();
     for (const [enabled, name, start] of plan) {
       if (!enabled) continue;
       const ctx: RoleContext = { config, log: createLogger(name, { level: config.log.level }), coordinator, channels, identity };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { STRATA_BIN as STRATA, startNodeProcess } from '../src/testing/node-process.js';
@@ -60,6 +61,31 @@ describe('strata CLI', () => {
     const bad = await runCli(['check-config', '--config', file], { STRATA_DATABASE_ENDPOINT: 'nowhere' });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /database\.endpoint: must be host:port/);
+  });
+
+  it('tls generate writes a CA and one certificate per role, and keeps the CA on a second run (rotation)', async () => {
+    const out = path.join(dir, 'tls');
+    const first = await runCli(['tls', 'generate', '--out', out, '--days', '30']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /created a new CA/);
+    const ca = new X509Certificate(readFileSync(path.join(out, 'ca.crt')));
+    const roles: Record<string, string> = {};
+    for (const role of ['database', 'backend', 'gateway']) {
+      const cert = new X509Certificate(readFileSync(path.join(out, `${role}.crt`)));
+      assert.ok(cert.verify(ca.publicKey), `${role} certificate signed by the CA`);
+      assert.equal(cert.subjectAltName, `DNS:${role}.role.strata`);
+      assert.equal(statSync(path.join(out, `${role}.key`)).mode & 0o777, 0o600);
+      roles[role] = cert.fingerprint256;
+    }
+    const second = await runCli(['tls', 'generate', '--out', out]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /kept the existing CA/);
+    assert.equal(new X509Certificate(readFileSync(path.join(out, 'ca.crt'))).fingerprint256, ca.fingerprint256);
+    const rotated = new X509Certificate(readFileSync(path.join(out, 'gateway.crt')));
+    assert.notEqual(rotated.fingerprint256, roles.gateway);
+    assert.ok(rotated.verify(ca.publicKey));
+    const bad = await runCli(['tls', 'generate']);
+    assert.equal(bad.code, 2);
   });
 
   it('prints usage and exits 2 for an unknown command', async () => {

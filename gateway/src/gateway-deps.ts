@@ -4,6 +4,7 @@ import type { TokenService } from './auth/token-service.js';
 import type { ClientAddressResolver } from './inflow/client-address.js';
 import type { WorkerRouter } from './inflow/worker-router.js';
 import type { MasterClient } from './master-client.js';
+import type { SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 import type { QueryService } from './query/query-service.js';
 
 /** Everything route handlers may use; built once by the gateway role. */
@@ -20,4 +21,6 @@ export interface GatewayDeps {
   inflow: { router: WorkerRouter; addresses: ClientAddressResolver; host: string };
   /** Queries: planning, the fan-out to the workers, the merge database. */
   query: QueryService;
+  /** Every account's schema catalog, shared by the query routes and the inflow routes (which report writes). */
+  schemas: SchemaCatalogSource;
 }

@@ -8,6 +8,7 @@ import { buildApp } from './http/app.js';
 import { ClientAddressResolver } from './inflow/client-address.js';
 import { WorkerRouter } from './inflow/worker-router.js';
 import { MasterClient } from './master-client.js';
+import { SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 import { warmQueryEngine } from './query/engine.js';
 import { QueryService } from './query/query-service.js';
 import { allRoutes } from './routes.js';
@@ -29,6 +30,8 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
   master.start();
   const workers = new WorkerRouter(ctx.coordinator, ctx.channels, componentLogger(ctx.log, 'inflow'));
   workers.start();
+  // One schema catalog source: queries plan against it, inflow routes report what they wrote.
+  const schemas = new SchemaCatalogSource(ctx.coordinator, ctx.channels);
   const deps: GatewayDeps = {
     config: ctx.config,
     log,
@@ -44,7 +47,8 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
     principals: new PrincipalLoader(master),
     loginThrottle: new LoginThrottle(),
     inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
-    query: new QueryService(ctx.coordinator, ctx.channels),
+    schemas,
+    query: new QueryService(ctx.coordinator, ctx.channels, schemas),
   };
   // The KQL parser builds its grammar on first use (~2 s): do it before accepting requests.
   const warmMs = await warmQueryEngine();

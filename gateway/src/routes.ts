@@ -1,4 +1,9 @@
+import { agentAdminRoutes } from './agents/agent-admin-routes.js';
+import { agentRefreshRoutes } from './agents/agent-refresh-route.js';
 import { authRoutes } from './auth/auth-routes.js';
+import { accountRoutes } from './directory/account-routes.js';
+import { memberRoutes } from './directory/member-routes.js';
+import { userRoutes } from './directory/user-routes.js';
 import { openApiDocument } from './http/openapi.js';
 import type { RouteDef } from './http/route.js';
 import { alertRoutes } from './incidents/alert-routes.js';
@@ -6,7 +11,9 @@ import { groupRoutes } from './incidents/group-routes.js';
 import { incidentRoutes } from './incidents/incident-routes.js';
 import { inflowRoutes } from './inflow/inflow-routes.js';
 import { queryRoutes } from './query/query-routes.js';
+import { savedQueryRoutes } from './saved-queries/saved-query-routes.js';
 import { settingsRoutes } from './settings/settings-routes.js';
+import { lifecycleRoutes } from './storage/lifecycle-routes.js';
 
 /**
  * Every HTTP route of the gateway. Each area exports its own list; add it here. The access test
@@ -15,12 +22,19 @@ import { settingsRoutes } from './settings/settings-routes.js';
 export function allRoutes(): RouteDef[] {
   const routes: RouteDef[] = [
     ...authRoutes,
+    ...userRoutes,
+    ...accountRoutes,
+    ...memberRoutes,
     ...settingsRoutes,
     ...incidentRoutes,
     ...alertRoutes,
     ...groupRoutes,
     ...inflowRoutes,
     ...queryRoutes,
+    ...savedQueryRoutes,
+    ...agentRefreshRoutes,
+    ...agentAdminRoutes,
+    ...lifecycleRoutes,
   ];
   routes.push({
     method: 'GET',

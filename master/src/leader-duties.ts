@@ -5,6 +5,7 @@ import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
 import { storedMailSettings } from './notifications/mail-settings.js';
 import { MailerDuty } from './notifications/mailer-duty.js';
+import { PurgeDuty } from './storage-policy/purge-duty.js';
 
 /** Applies setupService provisioning once per election (idempotent). */
 class ProvisioningDuty implements LeaderDuty {
@@ -24,5 +25,6 @@ export function leaderDuties(): LeaderDuty[] {
     new CompactionDuty({
       maxFileSize: (accountId, state) => accountCompactionMaxFileSize(state.store, accountId),
     }),
+    new PurgeDuty(),
   ];
 }

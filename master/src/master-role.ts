@@ -8,11 +8,9 @@ import {
   startGrpcServer,
   stopGrpcServer,
 } from '@strata/common';
-import { leaderDuties } from './leader-duties.js';
-import type { LeaderDuty, LeaderState } from './leader-state.js';
+import type { LeaderState } from './leader-state.js';
+import { LeaderTerm } from './leader-term.js';
 import { masterServices } from './master-services.js';
-import { ALL_MIGRATIONS } from './store/all-migrations.js';
-import { RelationalStore } from './store/relational-store.js';
 
 /** Replaces the port of host:port (used when the configured port is 0 and the OS chose one). */
 export function withPort(endpoint: string, port: number): string {
@@ -22,17 +20,28 @@ export function withPort(endpoint: string, port: number): string {
 /**
  * The database role: serves the master's gRPC services on `database.endpoint` and campaigns for
  * leadership of the "database" election. Only while elected does it open the relational store and
- * run leader duties; on demotion it stops them at once and closes the store, so a standby that
- * shares the data volume can take over the file.
+ * run leader duties; on demotion it stops serving at once, then stops the duties and closes the
+ * store, so a standby that shares the data volume can take over the file.
+ *
+ * Three pieces of state, kept apart on purpose (one variable for both once let a demotion forget
+ * the store it had to close, see docs/decisions/0009-leadership-and-placement.md):
+ *  - `elected`: the term the coordinator last reported, cleared synchronously on demotion;
+ *  - `serving`: what service handlers get from `requireLeader()`, only while `elected` matches;
+ *  - `term`: the LeaderTerm that owns the store and duties, torn down by the transition queue.
+ * Election events are applied one at a time, in order, so a term is always closed before the next
+ * one opens the store.
  */
 export const startMaster: RoleStarter = async (ctx) => {
   const log = componentLogger(ctx.log, 'master');
-  let leader: LeaderState | undefined;
-  let running: LeaderDuty[] = [];
-  // Election changes are applied one at a time, in order.
+  let elected: number | undefined;
+  let serving: LeaderState | undefined;
+  let term: LeaderTerm | undefined;
+  /** Why the last takeover failed (shown in readiness until the next election). */
+  let takeoverFailure: string | undefined;
+  /** Set when a store could not be closed: this process must not open it again. */
+  let wedged: string | undefined;
   let transitions: Promise<void> = Promise.resolve();
   let candidacy: Candidacy | undefined;
-  let leaderReadyTerm: number | undefined;
   // onElected may fire before campaign() returns; leadership work waits for the candidacy handle.
   let campaignReturned!: () => void;
   const campaigned = new Promise<void>((resolve) => {
@@ -40,8 +49,8 @@ export const startMaster: RoleStarter = async (ctx) => {
   });
 
   const requireLeader = (): LeaderState => {
-    if (!leader) throw new StrataError('unavailable', 'This database instance is not the leader.', { retryAfterSeconds: 1 });
-    return leader;
+    if (!serving) throw new StrataError('unavailable', 'This database instance is not the leader.', { retryAfterSeconds: 1 });
+    return serving;
   };
 
   const { server, port } = await startGrpcServer(
@@ -53,54 +62,54 @@ export const startMaster: RoleStarter = async (ctx) => {
   const advertised = ctx.config.database.advertiseEndpoint ?? withPort(ctx.config.database.endpoint, port);
 
   const stepDown = async (reason: string) => {
-    const state = leader;
-    leader = undefined;
-    leaderReadyTerm = undefined;
-    for (const duty of running.reverse()) {
-      await duty.stop().catch((err) => log.error({ duty: duty.name, ...errorFields(err) }, 'leader duty failed to stop'));
-    }
-    running = [];
-    if (state) {
-      await state.store.close().catch((err) => log.error(errorFields(err), 'closing the relational store failed'));
-      log.warn({ term: state.term, reason }, 'stepped down as database leader');
-    }
-  };
-
-  const becomeLeader = async (term: number) => {
+    const closing = term;
+    term = undefined;
+    if (!closing) return;
     try {
-      const store = await RelationalStore.open(ctx.config.database.dataPath, {
-        migrations: ALL_MIGRATIONS,
-        // Fencing: a write commits only while this candidacy still holds the election (a lease
-        // alone lets a paused old leader act for seconds: measured 3.5 s, docs/architecture.md).
-        commitGuard: () => candidacy!.assertLeadership(),
-      });
-      const state: LeaderState = { term, store, config: ctx.config, coordinator: ctx.coordinator, channels: ctx.channels, log };
-      leader = state;
-      for (const duty of leaderDuties()) {
-        await duty.start(state);
-        running.push(duty);
-      }
-      // Ready (for /readyz and tests) only once provisioning and the other duties have started.
-      if (leader === state) leaderReadyTerm = term;
-      log.info({ term, endpoint: advertised }, 'elected database leader');
+      await closing.close();
+      log.warn({ term: closing.term, reason }, 'stepped down as database leader');
     } catch (err) {
-      log.error({ term, ...errorFields(err) }, 'could not take up leadership; resigning');
-      await stepDown('leader start-up failed');
+      wedged = `the relational store of term ${closing.term} could not be closed: ${(err as Error).message}`;
+      log.error(
+        { term: closing.term, ...errorFields(err) },
+        'closing the relational store failed; this instance will not lead again',
+      );
       await candidacy?.resign().catch(() => undefined);
     }
   };
 
+  const becomeLeader = async (newTerm: number) => {
+    // A demotion (or a newer election) queued behind us already made this term stale.
+    if (elected !== newTerm || wedged) return;
+    try {
+      const opened = await LeaderTerm.open(newTerm, ctx, candidacy!, log);
+      term = opened;
+      if (elected !== newTerm) return; // demoted while opening: the queued stepDown closes it
+      serving = opened.state;
+      takeoverFailure = undefined;
+      log.info({ term: newTerm, endpoint: advertised }, 'elected database leader');
+    } catch (err) {
+      takeoverFailure = `term ${newTerm}: ${(err as Error).message}`;
+      log.error({ term: newTerm, ...errorFields(err) }, 'could not take up leadership; stepping aside and campaigning again');
+      // Stay a candidate: the store may be locked by a deposed leader that lets go a moment later.
+      // Only this term is given up: if the coordinator already demoted it (and perhaps elected us
+      // again since), the queued events deal with that.
+      if (candidacy!.term === newTerm) candidacy!.stepAside('leader start-up failed');
+    }
+  };
+
   candidacy = await ctx.coordinator.campaign('database', advertised, {
-    onElected: (term) => {
+    onElected: (newTerm) => {
+      elected = newTerm;
       transitions = transitions.then(async () => {
         await campaigned;
-        await becomeLeader(term);
+        await becomeLeader(newTerm);
       });
     },
     onDemoted: (reason) => {
-      // Stop leader work before anything else can run: drop the state synchronously.
-      leader = undefined;
-      leaderReadyTerm = undefined;
+      // Stop serving before anything else can run; the store closes in order behind any takeover.
+      elected = undefined;
+      serving = undefined;
       transitions = transitions.then(() => stepDown(reason));
     },
   });
@@ -110,8 +119,11 @@ export const startMaster: RoleStarter = async (ctx) => {
   const handle: RoleHandle = {
     name: 'database',
     readiness: () => {
-      if (leader && leaderReadyTerm === leader.term) return { ready: true, detail: `leader (term ${leader.term})` };
-      if (leader) return { ready: false, detail: `taking up leadership (term ${leader.term})` };
+      if (wedged) return { ready: false, detail: `not campaigning: ${wedged}; restart this instance` };
+      if (serving) return { ready: true, detail: `leader (term ${serving.term})` };
+      if (elected !== undefined) return { ready: false, detail: `taking up leadership (term ${elected})` };
+      if (takeoverFailure)
+        return { ready: true, detail: `standby (campaigning again after a failed takeover, ${takeoverFailure})` };
       return { ready: true, detail: 'standby' };
     },
     stop: async () => {

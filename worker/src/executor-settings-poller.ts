@@ -11,6 +11,7 @@ import {
   type Unsubscribe,
 } from '@strata/common';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { MasterPollLoop } from './master-poll-loop.js';
 
 /** How often the master is asked for the executor limits (a change must take effect "after a short delay", docs/api.md, Settings). */
 const EXECUTOR_SETTINGS_POLL_MS = 2_000;
@@ -68,22 +69,24 @@ export type ExecutorLimitsListener = (limits: Readonly<ExecutorLimits>, previous
 export class ExecutorSettingsPoller {
   private limits: Readonly<ExecutorLimits> = DEFAULT_EXECUTOR_LIMITS;
   private readonly listeners = new Set<ExecutorLimitsListener>();
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
-  private leaderEndpoint: string | undefined;
-  private stopObserving: Unsubscribe | undefined;
-  private inFlight: Promise<void> | undefined;
+  private readonly loop: MasterPollLoop;
   /** Polls failed in a row. The first few are normal (the master is still being elected). */
   private failuresInRow = 0;
   private readonly metrics = executorMetrics();
 
   constructor(
-    private readonly coordinator: Coordinator,
+    coordinator: Coordinator,
     private readonly channels: ChannelPool,
     private readonly log: Logger,
     private readonly intervalMs = EXECUTOR_SETTINGS_POLL_MS,
   ) {
     this.publish();
+    this.loop = new MasterPollLoop(
+      coordinator,
+      intervalMs,
+      (endpoint) => this.poll(endpoint),
+      (err) => this.failed(err),
+    );
   }
 
   /** The limits in force now. */
@@ -99,62 +102,39 @@ export class ExecutorSettingsPoller {
 
   /** Starts polling: a first poll at once, then every `intervalMs`. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.stopObserving = this.coordinator.observeLeader('database', (leader) => {
-      this.leaderEndpoint = leader?.value;
-    });
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Stops polling and waits for a poll in flight. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.stopObserving?.();
-    await this.inFlight;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Polls once now (also used by tests); never throws. */
   pollNow(): Promise<void> {
-    this.inFlight ??= this.poll().finally(() => {
-      this.inFlight = undefined;
+    return this.loop.pollNow();
+  }
+
+  private async poll(endpoint: string): Promise<void> {
+    const client = this.channels.client(SettingsServiceService, endpoint);
+    const next = await client.getExecutorSettings({}, { timeoutMs: Math.max(500, this.intervalMs) });
+    if (this.failuresInRow >= WARN_AFTER_FAILURES) this.log.info('executor settings reachable again');
+    this.failuresInRow = 0;
+    this.apply({
+      queryMaxConcurrent: next.queryMaxConcurrent,
+      fileMaxConcurrentRead: next.fileMaxConcurrentRead,
+      rowgroupMaxConcurrentRead: next.rowgroupMaxConcurrentRead,
     });
-    return this.inFlight;
   }
 
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(async () => {
-      await this.pollNow();
-      this.schedule(this.intervalMs);
-    }, delayMs);
-    this.timer.unref();
-  }
-
-  private async poll(): Promise<void> {
-    try {
-      const endpoint = this.leaderEndpoint ?? (await this.coordinator.getLeader('database'))?.value;
-      if (!endpoint) throw new Error('no database leader is elected');
-      const client = this.channels.client(SettingsServiceService, endpoint);
-      const next = await client.getExecutorSettings({}, { timeoutMs: Math.max(500, this.intervalMs) });
-      if (this.failuresInRow >= WARN_AFTER_FAILURES) this.log.info('executor settings reachable again');
-      this.failuresInRow = 0;
-      this.apply({
-        queryMaxConcurrent: next.queryMaxConcurrent,
-        fileMaxConcurrentRead: next.fileMaxConcurrentRead,
-        rowgroupMaxConcurrentRead: next.rowgroupMaxConcurrentRead,
-      });
-    } catch (err) {
-      this.metrics.pollFailures.inc();
-      this.failuresInRow++;
-      // An expected condition (no leader yet, a standby, a restart): its message, never a stack.
-      const reason = err instanceof Error ? err.message : String(err);
-      if (this.failuresInRow === WARN_AFTER_FAILURES)
-        this.log.warn({ reason, limits: this.limits }, 'cannot read executor settings; keeping the applied limits');
-      else this.log.debug({ reason }, 'executor settings poll failed');
-    }
+  private failed(err: unknown): void {
+    this.metrics.pollFailures.inc();
+    this.failuresInRow++;
+    // An expected condition (no leader yet, a standby, a restart): its message, never a stack.
+    const reason = err instanceof Error ? err.message : String(err);
+    if (this.failuresInRow === WARN_AFTER_FAILURES)
+      this.log.warn({ reason, limits: this.limits }, 'cannot read executor settings; keeping the applied limits');
+    else this.log.debug({ reason }, 'executor settings poll failed');
   }
 
   private apply(next: ExecutorLimits): void {

@@ -9,6 +9,9 @@ export interface WorkerMetrics {
   sealedSegments: Counter;
   compactions: Counter;
   hotRows: Gauge;
+  expiredRows: Counter;
+  storedRows: Gauge<'account' | 'schema'>;
+  storedBytes: Gauge<'account' | 'schema'>;
   freeBytes: Gauge;
   writable: Gauge;
 }
@@ -46,6 +49,23 @@ export function workerMetrics(): WorkerMetrics {
     hotRows: new Gauge({
       name: 'strata_worker_hot_rows',
       help: 'Rows in the hot buffer not yet sealed (approximate)',
+      registers,
+    }),
+    expiredRows: new Counter({
+      name: 'strata_worker_expired_rows_total',
+      help: 'Rows deleted because they were past retention',
+      registers,
+    }),
+    storedRows: new Gauge({
+      name: 'strata_worker_stored_rows',
+      help: 'Rows held per account and schema (segments, plus approximate hot rows), refreshed by each retention pass',
+      labelNames: ['account', 'schema'],
+      registers,
+    }),
+    storedBytes: new Gauge({
+      name: 'strata_worker_stored_bytes',
+      help: 'Bytes of segment files per account and schema, refreshed by each retention pass',
+      labelNames: ['account', 'schema'],
       registers,
     }),
     freeBytes: new Gauge({ name: 'strata_worker_free_bytes', help: 'Free bytes on the data path at the last check', registers }),

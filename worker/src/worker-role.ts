@@ -16,10 +16,14 @@ import { workerCores } from './cpu-budget.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
+import { PlacementRecorder } from './ingest/placement-recorder.js';
 import { segmentService } from './ingest/segment-service.js';
 import { queryService } from './query/query-service.js';
 import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
 import { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
+import { workerIdentity } from './storage/worker-identity.js';
+import { workerStorageService } from './storage/worker-storage-service.js';
+import { StoragePolicyPoller } from './storage-policy-poller.js';
 import { workerMetrics } from './worker-metrics.js';
 
 /** A gRPC service the worker serves on its endpoint. */
@@ -31,10 +35,14 @@ export interface WorkerServiceEntry {
 /** What a service factory gets: the worker's storage, live executor limits and a logger. */
 export interface WorkerServiceDeps {
   storage: StorageEngine;
+  /** Records this worker as a holder of an account before its first write is acknowledged. */
+  placements: PlacementRecorder;
   /** Cores this worker may use (cpu-budget.ts). */
   cores: number;
   /** Live Service.Search.Executor.* limits (`executorSettings.current()`). */
   executorSettings: ExecutorSettingsPoller;
+  /** The storage policy from the master (retention, schema drops). */
+  storagePolicy: StoragePolicyPoller;
   log: Logger;
   ctx: RoleContext;
 }
@@ -43,10 +51,11 @@ export interface WorkerServiceDeps {
  * Services of the worker endpoint besides WorkerService. The query engine adds its factory here
  * (one line), so every service shares the one gRPC server and the one storage engine.
  */
-const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
-  ({ storage, log }) => ingestService(storage, log),
+export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
+  ({ storage, placements, log }) => ingestService(storage, placements, log),
   ({ storage, log }) => segmentService(storage, log),
   ({ storage, executorSettings, log, cores }) => queryService(storage, executorSettings, log, { cores }),
+  ({ storage, storagePolicy, log }) => workerStorageService(storage, storagePolicy, log),
 ];
 
 /** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */
@@ -60,6 +69,7 @@ export interface WorkerTestOptions {
 export interface WorkerHandle extends RoleHandle {
   readonly storage: StorageEngine;
   readonly executorSettings: ExecutorSettingsPoller;
+  readonly storagePolicy: StoragePolicyPoller;
   /** The endpoint registered with the coordinator (the bound port when the config said 0). */
   readonly endpoint: string;
 }
@@ -99,6 +109,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     componentLogger(ctx.log, 'executor-settings'),
   );
   let storage: StorageEngine | undefined;
+  let storagePolicy: StoragePolicyPoller | undefined;
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
   try {
@@ -120,7 +131,16 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         log,
       ),
     };
-    const services = [health, ...WORKER_SERVICE_FACTORIES.map((f) => f({ storage: opened, cores, executorSettings, log, ctx }))];
+    const workerId = await workerIdentity(dataPath);
+    const placements = new PlacementRecorder(ctx.coordinator, componentLogger(ctx.log, 'placement'));
+    storagePolicy = new StoragePolicyPoller(ctx.coordinator, ctx.channels, opened, componentLogger(ctx.log, 'storage-policy'));
+    const policy = storagePolicy;
+    const services = [
+      health,
+      ...WORKER_SERVICE_FACTORIES.map((f) =>
+        f({ storage: opened, placements, cores, executorSettings, storagePolicy: policy, log, ctx }),
+      ),
+    ];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services, ctx.identity, (refusal) =>
       log.warn(refusal, 'refused an internal call: the caller lacks the role'),
     );
@@ -133,7 +153,11 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       metrics.writable.set(state.writable ? 1 : 0);
     };
     publish(guard.state);
-    lease = await ctx.coordinator.registerWorker({ endpoint, freeBytes: guard.freeBytes, writable: guard.writable });
+    // Every account already on disk is recorded before gateways can find this worker (data written
+    // before placements existed, or a record written off by mistake, is known again).
+    placements.identify(workerId, endpoint);
+    for (const accountId of opened.listAccounts()) await placements.ensure(accountId);
+    lease = await ctx.coordinator.registerWorker({ endpoint, workerId, freeBytes: guard.freeBytes, writable: guard.writable });
     const registered = lease;
     let last = guard.state;
     guard.onChange((state) => {
@@ -145,13 +169,15 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       registered.update(state).catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
     });
     executorSettings.start();
-    log.info({ endpoint, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
+    policy.start();
+    log.info({ endpoint, workerId, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
 
     let stopping = false;
     return {
       name: 'backend',
       storage: opened,
       executorSettings,
+      storagePolicy: policy,
       endpoint,
       readiness: () =>
         stopping
@@ -164,6 +190,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         stopping = true;
         guard.stop();
         await executorSettings.stop();
+        await policy.stop();
         await registered.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
         if (server) await stopGrpcServer(server);
         await opened.close();
@@ -173,6 +200,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
   } catch (err) {
     guard.stop();
     await executorSettings.stop();
+    await storagePolicy?.stop();
     await lease?.revoke().catch(() => undefined);
     if (server) await stopGrpcServer(server, 0);
     await storage?.close().catch(() => undefined);

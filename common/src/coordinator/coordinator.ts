@@ -13,6 +13,27 @@ export interface WorkerRegistration {
   writable: boolean;
   /** ISO time of the last update. */
   updatedAt: string;
+  /**
+   * The worker's identity: an id kept in its data directory, so it survives restarts and endpoint
+   * changes and changes when the data directory is replaced. Placements name it.
+   */
+  workerId?: string;
+}
+
+/**
+ * A record that a worker holds data of an account. Written (by the worker) before it acknowledges
+ * its first write for the account and kept when the worker is down, so a query knows whose data it
+ * is missing; removed only when that worker's data is moved away or explicitly written off.
+ * See docs/decisions/0009-leadership-and-placement.md.
+ */
+export interface Placement {
+  accountId: string;
+  /** The holder's `WorkerRegistration.workerId`. */
+  workerId: string;
+  /** The holder's endpoint when it last recorded the placement (for messages and operators). */
+  endpoint: string;
+  /** ISO time of the recording. */
+  since: string;
 }
 
 export interface LeaderInfo {
@@ -54,6 +75,14 @@ export interface Candidacy {
    * `onDemoted('resigned')` is called first so leader duties stop the same way as on a loss.
    */
   resign(): Promise<void>;
+  /**
+   * Gives up leadership now but stays in the election: `onDemoted(reason)` follows (if leading)
+   * and the candidate campaigns again after a backoff. For a leader that cannot take up its duties
+   * (e.g. its store is still locked by a deposed leader that has not let go yet): resigning
+   * instead would leave this instance reporting "standby" while it never campaigns again.
+   * Does nothing while not leading.
+   */
+  stepAside(reason: string): void;
 }
 
 export interface WorkerLease {
@@ -78,6 +107,13 @@ export interface Coordinator {
   listWorkers(): Promise<WorkerRegistration[]>;
   /** Calls back with the full worker list now and on every change. */
   watchWorkers(callback: (workers: WorkerRegistration[]) => void): Unsubscribe;
+
+  /** Records (or refreshes) that a worker holds data of an account. Durable: not under a lease. */
+  recordPlacement(placement: Omit<Placement, 'since'>): Promise<void>;
+  /** The placements of one account, or of every account. */
+  listPlacements(accountId?: string): Promise<Placement[]>;
+  /** Removes a worker's placements (of one account, or all); answers how many were removed. */
+  removePlacements(workerId: string, accountId?: string): Promise<number>;
 
   /** Releases leases and connections. */
   close(): Promise<void>;

@@ -1,14 +1,17 @@
 import type { Logger } from '../logging.js';
+import { backoffDelay } from './backoff.js';
 import type {
   Candidacy,
   Coordinator,
   LeaderInfo,
   LeadershipHandlers,
+  Placement,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
 } from './coordinator.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
+import { sortPlacements } from './placements.js';
 
 interface Candidate {
   value: string;
@@ -43,6 +46,8 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly workers = new Map<string, Registered>();
   private readonly workerWatchers = new Set<(workers: WorkerRegistration[]) => void>();
   private readonly candidacies = new Set<Candidacy>();
+  /** Placements by `<accountId>/<workerId>`. */
+  private readonly placements = new Map<string, Placement>();
   private lastTerm = 0;
   private closed = false;
 
@@ -53,6 +58,8 @@ export class EmbeddedCoordinator implements Coordinator {
     const state = this.election(election);
     const candidate: Candidate = { value, events: new LeadershipEvents(handlers, this.log), term: undefined };
     let active = true;
+    let asides = 0;
+    let retryTimer: NodeJS.Timeout | undefined;
     const candidacy: Candidacy = {
       get isLeader() {
         return state.leader === candidate;
@@ -63,9 +70,24 @@ export class EmbeddedCoordinator implements Coordinator {
       assertLeadership: async () => {
         if (state.leader !== candidate) throw leadershipLost(election);
       },
+      stepAside: (reason) => {
+        if (!active || state.leader !== candidate) return;
+        state.leader = undefined;
+        candidate.term = undefined;
+        candidate.events.demoted(reason);
+        this.promoteNext(election, state);
+        // Back in line after a backoff, as an etcd candidate would campaign again.
+        retryTimer = setTimeout(() => {
+          if (!active || this.closed) return;
+          state.waiting.push(candidate);
+          if (!state.leader) this.promoteNext(election, state);
+        }, backoffDelay(asides++));
+        retryTimer.unref();
+      },
       resign: async () => {
         if (!active) return;
         active = false;
+        clearTimeout(retryTimer);
         this.candidacies.delete(candidacy);
         if (state.leader === candidate) {
           state.leader = undefined;
@@ -137,6 +159,27 @@ export class EmbeddedCoordinator implements Coordinator {
       if (this.workerWatchers.has(callback)) callback(current);
     });
     return () => this.workerWatchers.delete(callback);
+  }
+
+  async recordPlacement(placement: Omit<Placement, 'since'>): Promise<void> {
+    this.assertOpen();
+    const { accountId, workerId, endpoint } = placement;
+    this.placements.set(`${accountId}/${workerId}`, { accountId, workerId, endpoint, since: new Date().toISOString() });
+  }
+
+  async listPlacements(accountId?: string): Promise<Placement[]> {
+    return sortPlacements([...this.placements.values()].filter((p) => accountId === undefined || p.accountId === accountId));
+  }
+
+  async removePlacements(workerId: string, accountId?: string): Promise<number> {
+    let removed = 0;
+    for (const [key, p] of this.placements) {
+      if (p.workerId === workerId && (accountId === undefined || p.accountId === accountId)) {
+        this.placements.delete(key);
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async close(): Promise<void> {

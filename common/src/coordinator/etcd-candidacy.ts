@@ -38,6 +38,8 @@ export class EtcdCandidacy implements Candidacy {
   private generation = 0;
   private held: Held | undefined;
   private failures = 0;
+  /** Step-asides since leadership last proved healthy (a passed fencing check): their backoff. */
+  private asides = 0;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
@@ -67,6 +69,17 @@ export class EtcdCandidacy implements Candidacy {
       throw leadershipLost(this.options.electionName);
     }
     if (this.held !== held) throw leadershipLost(this.options.electionName);
+    this.asides = 0;
+  }
+
+  stepAside(reason: string): void {
+    // Not leading (already demoted, or never elected): the campaign goes on as it is. Failing it
+    // again would start a second campaign next to the retry already scheduled.
+    if (!this.held) return;
+    // The same path as a lost campaign: demote, revoke the lease (a standby need not wait for the
+    // TTL) and campaign again after the backoff. Its own count: an election resets `failures`, so
+    // a takeover that keeps failing would otherwise retry every 100-200 ms.
+    this.fail(this.generation, reason, this.asides++);
   }
 
   async resign(): Promise<void> {
@@ -148,7 +161,7 @@ export class EtcdCandidacy implements Candidacy {
   }
 
   /** Stops leader duties at once (if leading), drops the campaign and schedules a new one. */
-  private fail(generation: number, reason: string): void {
+  private fail(generation: number, reason: string, attempt?: number): void {
     if (generation !== this.generation || this.stopped) return;
     this.generation++;
     clearInterval(this.watchdog);
@@ -164,7 +177,7 @@ export class EtcdCandidacy implements Candidacy {
     this.campaign = undefined;
     // Revoking the lease lets a standby take over at once instead of after the TTL.
     campaign?.resign().catch(() => undefined);
-    const delay = backoffDelay(this.failures++);
+    const delay = backoffDelay(attempt ?? this.failures++);
     this.retryTimer = setTimeout(() => {
       if (!this.stopped) this.start();
     }, delay);

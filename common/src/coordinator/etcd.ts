@@ -5,6 +5,7 @@ import type {
   Coordinator,
   LeaderInfo,
   LeadershipHandlers,
+  Placement,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
@@ -12,6 +13,7 @@ import type {
 import { EtcdCandidacy } from './etcd-candidacy.js';
 import { PrefixWatch } from './etcd-prefix-watch.js';
 import { EtcdWorkerLease } from './etcd-worker-lease.js';
+import { sortPlacements } from './placements.js';
 
 export interface EtcdCoordinatorOptions {
   /** etcd client URLs (`etcd.endpoints`). */
@@ -32,7 +34,9 @@ export interface EtcdCoordinatorOptions {
  * The coordinator of a cluster, on real etcd. Keys (all under `prefix`):
  *  - `election/<name>/<lease id>`: one key per candidate, attached to its lease; the key with the
  *    lowest create revision leads and that revision is the fencing term;
- *  - `workers/<endpoint>`: a worker's registration (JSON), attached to the worker's lease.
+ *  - `workers/<endpoint>`: a worker's registration (JSON), attached to the worker's lease;
+ *  - `placement/<accountId>/<workerId>`: a Placement (JSON), under no lease: it must outlive the
+ *    worker's process and registration.
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -125,6 +129,36 @@ export class EtcdCoordinator implements Coordinator {
       equal: (a, b) => JSON.stringify(a) === JSON.stringify(b),
       emit: callback,
     });
+  }
+
+  async recordPlacement(placement: Omit<Placement, 'since'>): Promise<void> {
+    const { accountId, workerId, endpoint } = placement;
+    const value: Placement = { accountId, workerId, endpoint, since: new Date().toISOString() };
+    await this.root.put(`placement/${accountId}/${workerId}`).value(JSON.stringify(value)).exec();
+  }
+
+  async listPlacements(accountId?: string): Promise<Placement[]> {
+    const prefix = accountId === undefined ? 'placement/' : `placement/${accountId}/`;
+    const values = await this.root.getAll().prefix(prefix).strings();
+    const out: Placement[] = [];
+    for (const [key, value] of Object.entries(values)) {
+      try {
+        out.push(JSON.parse(value) as Placement);
+      } catch {
+        this.log.warn({ key }, 'ignoring a placement that is not JSON');
+      }
+    }
+    return sortPlacements(out);
+  }
+
+  async removePlacements(workerId: string, accountId?: string): Promise<number> {
+    let removed = 0;
+    for (const p of await this.listPlacements(accountId)) {
+      if (p.workerId !== workerId) continue;
+      await this.root.delete().key(`placement/${p.accountId}/${p.workerId}`).exec();
+      removed++;
+    }
+    return removed;
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,10 @@ import { fromServiceError } from './status.js';
 /**
  * Channel options for every inter-role connection. The 16 MB flow-control window lifts grpc-js'
  * ~92 MB/s ceiling with HTTP/2's default 64 KB window (measured: ~150 MB/s with 16 MB); messages may carry
- * columnar batches of up to 64 MB.
+ * columnar batches of up to 64 MB. Reconnects back off from 250 ms to at most 1 s: grpc-js'
+ * default (1 s × 1.6 per attempt, up to 120 s) left a gateway answering 503 for 5–11 s after a
+ * restarted worker or master was ready again; peers are few and on the cluster network, so
+ * retrying each once a second costs nothing.
  */
 export const CHANNEL_OPTIONS = {
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -16,6 +19,8 @@ export const CHANNEL_OPTIONS = {
   'grpc-node.flow_control_window': 16 * 1024 * 1024,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.initial_reconnect_backoff_ms': 250,
+  'grpc.max_reconnect_backoff_ms': 1_000,
   // The TLS server name sent (SNI): servers are checked by role, not host name (internal-identity.ts),
   // and an IP address as server name is refused by RFC 6066 (Node warns once per process).
   'grpc.ssl_target_name_override': 'internal.strata',

@@ -21,16 +21,30 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
   'strata.incidents.v1.IncidentService': { server: 'database', callers: ['gateway'] },
   'strata.incidents.v1.GroupService': { server: 'database', callers: ['gateway'] },
   'strata.incidents.v1.AlertService': { server: 'database', callers: ['gateway'] },
+  'strata.agents.v1.AgentService': { server: 'database', callers: ['gateway'] },
+  'strata.savedqueries.v1.SavedQueryService': { server: 'database', callers: ['gateway'] },
   'strata.settings.v1.SettingsService': {
     server: 'database',
     callers: ['gateway'],
     methods: { GetExecutorSettings: ['gateway', 'backend'] },
+  },
+  // The storage policy: gateways change it, workers poll it to enforce retention and schema drops.
+  'strata.storage.v1.StoragePolicyService': {
+    server: 'database',
+    callers: ['gateway'],
+    methods: { GetStoragePolicy: ['gateway', 'backend'] },
   },
   // Worker data paths: writes and query fragments come from gateways, segment duties from the master.
   'strata.ingest.v1.IngestService': { server: 'backend', callers: ['gateway'] },
   'strata.query.v1.QueryService': { server: 'backend', callers: ['gateway'] },
   'strata.ingest.v1.SegmentService': { server: 'backend', callers: ['database'] },
   'strata.worker.v1.WorkerService': { server: 'backend', callers: ['gateway', 'database'] },
+  // Usage and schema drops come from gateways; purge steps from the master leader that runs the job.
+  'strata.storage.v1.WorkerStorageService': {
+    server: 'backend',
+    callers: ['gateway'],
+    methods: { PurgeStep: ['database'] },
+  },
 };
 
 /** `/strata.query.v1.QueryService/ExecuteFragment` → service and method names. */

@@ -19,6 +19,7 @@ export const SettingKeys = {
   EmailSendInterval: 'Service.Communication.Email.Send.Interval',
   DashboardsDefault: 'Service.Dashboards.Default',
   CompactionMaxFileSize: 'Service.Storage.Compaction.MaxFileSize',
+  StorageRetention: 'Service.Storage.Retention',
   FrontendUrl: 'Service.Application.FrontendUrl',
   ExecutorQueryMaxConcurrent: 'Service.Search.Executor.Query.MaxConcurrent',
   ExecutorFileMaxConcurrentRead: 'Service.Search.Executor.File.MaxConcurrentRead',
@@ -88,8 +89,24 @@ const emailCommon = (scope: SettingScope): SettingDefinition[] => [
   }),
 ];
 
+/** Retention in both scopes: the account value overrides the system default (docs/api.md, Data lifecycle). */
+const retention = (scope: SettingScope): SettingDefinition =>
+  def({
+    key: SettingKeys.StorageRetention,
+    scope,
+    type: 'retention',
+    default: null,
+    sensitive: false,
+    min: 60_000,
+    description:
+      scope === 'system'
+        ? 'Default retention of every account: entries older than this are deleted (30d, 12h, d.hh:mm:ss, or forever). No value: keep forever.'
+        : "Retention of this account's entries, overriding the system default; a schema may override it in turn.",
+  });
+
 export const ACCOUNT_SETTINGS: readonly SettingDefinition[] = Object.freeze([
   ...emailCommon('account'),
+  retention('account'),
   def({
     key: SettingKeys.EmailDropUnsentAfter,
     scope: 'account',
@@ -121,6 +138,7 @@ export const ACCOUNT_SETTINGS: readonly SettingDefinition[] = Object.freeze([
 
 export const SYSTEM_SETTINGS: readonly SettingDefinition[] = Object.freeze([
   ...emailCommon('system'),
+  retention('system'),
   def({
     key: SettingKeys.EmailSendInterval,
     scope: 'system',

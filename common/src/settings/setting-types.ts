@@ -5,7 +5,7 @@
  * again where they are used, so what a client reads back is what it wrote.
  */
 
-export type SettingType = 'string' | 'TimeSpan' | 'size' | 'int';
+export type SettingType = 'string' | 'TimeSpan' | 'size' | 'int' | 'retention';
 
 /** Accepted size units and their byte multiples (binary: 1 KB = 1024 B, as sizes of files go). */
 const SIZE_UNITS = { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 } as const;
@@ -45,6 +45,30 @@ export function formatTimeSpan(ms: number): string {
   const two = (n: number) => String(n).padStart(2, '0');
   const hms = `${two(Math.floor((total % 86_400) / 3600))}:${two(Math.floor((total % 3600) / 60))}:${two(total % 60)}`;
   return days > 0 ? `${days}.${hms}` : hms;
+}
+
+const RETENTION_UNITS_MS = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
+/**
+ * A retention period as people type it: a TimeSpan with days (`30.00:00:00`, `12:00:00`) or a
+ * whole number with a unit `d`, `h` or `m` (`30d`, `90 d`, `12h`, `45m`; case-insensitive), or
+ * `forever` (keep everything; the same as no value). Returns milliseconds, `Infinity` for forever,
+ * or undefined for anything else.
+ */
+export function parseRetention(text: string): number | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === 'forever') return Number.POSITIVE_INFINITY;
+  const m = /^(\d{1,6}) ?([dhm])$/.exec(t);
+  if (m) {
+    const ms = Number(m[1]) * RETENTION_UNITS_MS[m[2] as keyof typeof RETENTION_UNITS_MS];
+    return Number.isSafeInteger(ms) ? ms : undefined;
+  }
+  const long = /^(\d{1,6})\.(\d{1,2}):([0-5]\d):([0-5]\d)$/.exec(t);
+  if (long) {
+    if (Number(long[2]) > 23) return undefined;
+    return parseTimeSpan(`${long[2]}:${long[3]}:${long[4]}`)! + Number(long[1]) * 86_400_000;
+  }
+  return parseTimeSpan(t);
 }
 
 /** An optionally signed decimal integer within the safe integer range; undefined otherwise. */

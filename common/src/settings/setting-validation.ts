@@ -6,7 +6,7 @@ import {
   type SettingKey,
   type SettingScope,
 } from './setting-catalogue.js';
-import { formatTimeSpan, parseHostPort, parseIntValue, parseSize, parseTimeSpan } from './setting-types.js';
+import { formatTimeSpan, parseHostPort, parseIntValue, parseRetention, parseSize, parseTimeSpan } from './setting-types.js';
 
 /** A requested change: a value to store, or null (also "" or blank) to remove the stored value. */
 export interface SettingChange {
@@ -52,6 +52,13 @@ function problemWith(d: SettingDefinition, value: string): string | undefined {
       const ms = parseTimeSpan(value);
       if (ms === undefined) return `${bad}: a TimeSpan is written hh:mm:ss, for example 00:15:00.`;
       if (outOfRange(d, ms)) return `${bad}: the TimeSpan must be${rangeText(d, formatTimeSpan)}.`;
+      return undefined;
+    }
+    case 'retention': {
+      const ms = parseRetention(value);
+      if (ms === undefined)
+        return `${bad}: a retention is a number of days, hours or minutes (30d, 12h, 45m), a TimeSpan d.hh:mm:ss (30.00:00:00), or forever.`;
+      if (Number.isFinite(ms) && outOfRange(d, ms)) return `${bad}: the retention must be${rangeText(d, formatTimeSpan)}.`;
       return undefined;
     }
     case 'int': {

@@ -77,6 +77,64 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     await waitFor('no leader', async () => (await coord.getLeader(election)) === undefined || undefined);
   });
 
+  it('a leader that steps aside is demoted, hands over, and campaigns again (it does not leave)', async () => {
+    const coord = await open();
+    const election = uniqueElection();
+    const first = new RecordingHandlers();
+    const second = new RecordingHandlers();
+    const a = await coord.campaign(election, 'a:1', first);
+    await waitFor('first elected', () => first.elected.length === 1);
+    const b = await coord.campaign(election, 'b:1', second);
+    a.stepAside('store locked');
+    await waitFor('a demoted', () => first.demoted.length === 1);
+    assert.deepEqual(first.demoted, ['store locked']);
+    assert.equal(a.isLeader, false);
+    await waitFor('b elected', () => second.elected.length === 1, { timeoutMs: 20_000 });
+    assert.ok(second.elected[0]! > first.elected[0]!);
+    // a is still a candidate: when b leaves, a leads again with a higher term.
+    await b.resign();
+    await waitFor('a elected again', () => first.elected.length === 2, { timeoutMs: 20_000 });
+    assert.ok(first.elected[1]! > second.elected[0]!);
+    await a.assertLeadership();
+    // Alone in the election, a candidate that steps aside is elected again after its backoff.
+    a.stepAside('again');
+    await waitFor('a demoted again', () => first.demoted.length === 2);
+    await waitFor('a elected a third time', () => first.elected.length === 3, { timeoutMs: 20_000 });
+    assert.ok(first.elected[2]! > first.elected[1]!);
+    await a.resign();
+  });
+
+  it('keeps placements until they are removed, per account and worker, also from another client', async () => {
+    const coord = await open();
+    const account = `acc-${uniqueElection()}`;
+    const other = `acc-${uniqueElection()}`;
+    await coord.recordPlacement({ accountId: account, workerId: 'w-1', endpoint: '10.0.0.1:1' });
+    await coord.recordPlacement({ accountId: account, workerId: 'w-2', endpoint: '10.0.0.2:1' });
+    await coord.recordPlacement({ accountId: other, workerId: 'w-1', endpoint: '10.0.0.1:1' });
+    // Recording again refreshes (a worker that moved keeps one record).
+    await coord.recordPlacement({ accountId: account, workerId: 'w-1', endpoint: '10.0.0.9:1' });
+    const second = await open();
+    const listed = await second.listPlacements(account);
+    assert.deepEqual(
+      listed.map((p) => [p.workerId, p.endpoint]),
+      [
+        ['w-1', '10.0.0.9:1'],
+        ['w-2', '10.0.0.2:1'],
+      ],
+    );
+    assert.ok(listed.every((p) => p.accountId === account && !Number.isNaN(Date.parse(p.since))));
+    const all = await second.listPlacements();
+    assert.ok(all.some((p) => p.accountId === other && p.workerId === 'w-1'));
+    assert.equal(await second.removePlacements('w-1', account), 1);
+    assert.deepEqual(
+      (await coord.listPlacements(account)).map((p) => p.workerId),
+      ['w-2'],
+    );
+    assert.equal(await coord.removePlacements('w-1'), 1);
+    assert.deepEqual(await coord.listPlacements(other), []);
+    assert.equal(await coord.removePlacements('w-2'), 1);
+  });
+
   it('resigning a waiting candidate removes it from the campaign', async () => {
     const coord = await open();
     const election = uniqueElection();

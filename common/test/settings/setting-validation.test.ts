@@ -23,7 +23,7 @@ const rejected = (scope: SettingScope, key: string, value: string) => {
 };
 
 describe('settings catalogue', () => {
-  it('holds exactly the spec tables with their types, defaults and sensitivity', () => {
+  it("holds exactly the spec tables with their types, defaults and sensitivity, plus Strata's retention", () => {
     const table = (list: typeof SYSTEM_SETTINGS) => list.map((d) => [d.key, d.type, d.default, d.sensitive]);
     assert.deepEqual(
       table(ACCOUNT_SETTINGS).sort(),
@@ -35,6 +35,8 @@ describe('settings catalogue', () => {
         ['Service.Communication.Email.Drop.Unsent.After', 'TimeSpan', '01:00:00', false],
         ['Service.Dashboards.Default', 'string', null, false],
         ['Service.Storage.Compaction.MaxFileSize', 'size', '1 GB', false],
+        // Beyond the spec: the data lifecycle (docs/api.md); no value means keep forever.
+        ['Service.Storage.Retention', 'retention', null, false],
       ].sort(),
     );
     assert.deepEqual(
@@ -49,6 +51,7 @@ describe('settings catalogue', () => {
         ['Service.Search.Executor.Query.MaxConcurrent', 'int', '10', false],
         ['Service.Search.Executor.File.MaxConcurrentRead', 'int', '10', false],
         ['Service.Search.Executor.File.Rowgroup.MaxConcurrentRead', 'int', '100', false],
+        ['Service.Storage.Retention', 'retention', null, false],
       ].sort(),
     );
   });
@@ -207,5 +210,16 @@ describe('setting value validation', () => {
         ]),
       /Setting Service\.Search\.Executor\.Query\.MaxConcurrent is given more than once\./,
     );
+  });
+});
+
+describe('retention values', () => {
+  it('accepts what people type and refuses the rest with the accepted forms', () => {
+    for (const ok of ['30d', '90 d', '12h', '45m', '30.00:00:00', '1.12:30:00', '12:00:00', 'forever', 'FOREVER', '7D']) {
+      assert.equal(check('account', SettingKeys.StorageRetention, ok), ok, ok);
+    }
+    for (const bad of ['30s', '7 weeks', '-1d', '1.5d', '0d', 'soon', '1.24:00:00']) {
+      assert.match(rejected('account', SettingKeys.StorageRetention, bad), /retention/, bad);
+    }
   });
 });

@@ -1,7 +1,7 @@
 // Use from the `test` workspace (test/test/**): the workspaces deploy depends on (common, master,
 // worker, gateway) cannot import it without a reference cycle.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfigObject } from '@strata/common';
@@ -24,6 +24,11 @@ export interface TestNodeOptions {
   users?: TestUser[];
   /** Roles to run; default all three. */
   roles?: { database?: boolean; backend?: boolean; gateway?: boolean };
+  /**
+   * A data directory to start from (copied into the node's temp data root first): for example a
+   * directory written by an earlier version, to test its migration.
+   */
+  seedDataRoot?: string;
   /** Extra raw config merged over the defaults (shallow per top-level section). */
   config?: Record<string, Record<string, unknown>>;
 }
@@ -31,6 +36,8 @@ export interface TestNodeOptions {
 export interface TestNode {
   /** http://127.0.0.1:<port> of the gateway. */
   baseUrl: string;
+  /** http://127.0.0.1:<port> of the ops server (/healthz, /readyz, /metrics), when the test enabled `ops`. */
+  opsUrl?: string;
   dataRoot: string;
   process: RunningProcess;
   /** Signs in and returns a session token. */
@@ -52,6 +59,7 @@ export const TEST_ACCOUNT_ID = '00000000-0000-0000-0000-000000000000';
  */
 export async function startTestNode(options: TestNodeOptions = {}): Promise<TestNode> {
   const dataRoot = mkdtempSync(path.join(tmpdir(), 'strata-test-'));
+  if (options.seedDataRoot) cpSync(options.seedDataRoot, dataRoot, { recursive: true });
   const accounts = options.accounts ?? { [TEST_ACCOUNT_ID]: 'default' };
   const roles = { database: true, backend: true, gateway: true, ...options.roles };
   const raw: Record<string, Record<string, unknown> | string> = {
@@ -113,6 +121,7 @@ export async function startTestNode(options: TestNodeOptions = {}): Promise<Test
     });
   return {
     baseUrl,
+    ...(running.opsPort !== undefined ? { opsUrl: `http://127.0.0.1:${running.opsPort}` } : {}),
     dataRoot,
     process: running,
     request,

@@ -10,7 +10,8 @@ import { accountScope } from './token-scope.js';
  * - `authenticated`: any valid token (identity calls).
  * - `public`: no token (sign-in).
  * Scoped tokens (long-lived tokens, or sessions exchanged from them) may only do what their scope
- * names: `inflow` or `query` on the accounts they list, plus `authenticated` calls.
+ * names: `inflow` or `query` on the accounts they list, plus `authenticated` calls. An agent's
+ * access token is scoped to inflow on its account and may do nothing else.
  */
 export type Operation =
   | 'public'
@@ -24,7 +25,14 @@ export type Operation =
   | 'groups.read'
   | 'groups.write'
   | 'inflow.push'
-  | 'query.run';
+  | 'query.run'
+  | 'users.manage'
+  | 'password.self'
+  | 'accounts.list'
+  | 'accounts.manage'
+  | 'members.read'
+  | 'members.write'
+  | 'agents.manage';
 
 interface Rule {
   kind: 'public' | 'authenticated' | 'global' | 'account';
@@ -55,6 +63,17 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'inflow.push': { kind: 'account', accountPermissions: [ADMIN, INFLOW], scoped: 'inflow' },
   // Any member role of the account may query it; Query alone grants query without incident rights.
   'query.run': { kind: 'account', accountPermissions: [ADMIN, QUERY, VIEWER, EDITOR, MANAGER], scoped: 'query' },
+  // Users and accounts are installation-wide: global admins only (docs/decisions/0005).
+  'users.manage': { kind: 'global', accountPermissions: [], scoped: 'never' },
+  'accounts.manage': { kind: 'global', accountPermissions: [], scoped: 'never' },
+  // Any signed-in user, but not a scoped token: changing a password or listing accounts is a person's act.
+  'password.self': { kind: 'authenticated', accountPermissions: [], scoped: 'never' },
+  'accounts.list': { kind: 'authenticated', accountPermissions: [], scoped: 'never' },
+  // An account admin manages who belongs to their own account and what they hold there.
+  'members.read': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  'members.write': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  // Registration tokens and device approval decide who may push as an agent: account admins.
+  'agents.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
 };
 
 /** Whether `principal` may perform `operation` (on `accountId` for account operations). */
@@ -62,6 +81,8 @@ export function isAllowed(principal: Principal | undefined, operation: Operation
   const rule = ACCESS_POLICY[operation];
   if (rule.kind === 'public') return true;
   if (!principal) return false;
+  // A collection agent's access token pushes events and does nothing else.
+  if (principal.tokenType === 'agent' && rule.scoped !== 'inflow') return false;
   if (principal.scope) {
     if (rule.scoped === 'any') return true;
     if (rule.scoped === 'never' || !accountId) return false;

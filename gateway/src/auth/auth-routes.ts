@@ -115,6 +115,14 @@ export const authRoutes: RouteDef[] = [
     path: '/whoami',
     operation: 'authenticated',
     summary: 'The signed-in user.',
+    responseSchema: z.object({
+      userId: z.string(),
+      userName: z.string(),
+      firstName: z.string(),
+      lastName: z.string(),
+      nickName: z.string(),
+      email: z.string(),
+    }),
     async handler(rc) {
       const { user } = await rc.deps.master.service(DirectoryServiceService).getUser({ userId: rc.principal!.userId });
       if (!user) throw new StrataError('unauthenticated', 'The token is invalid or expired.');
@@ -135,7 +143,8 @@ export const authRoutes: RouteDef[] = [
     path: '/users/:userId/accounts',
     operation: 'authenticated',
     summary:
-      "The accounts a user holds permissions on; `allIfAdmin=true` lists every account for a global admin. Only one's own, unless global admin.",
+      "The accounts a user is a member of, with the permissions held on each (possibly none); `allIfAdmin=true` lists every account for a global admin. Only one's own, unless global admin.",
+    responseSchema: z.array(z.object({ accountId: z.string(), accountName: z.string(), permissions: z.array(z.string()) })),
     async handler(rc) {
       const principal = rc.principal!;
       const userId = rc.params.userId!.toLowerCase();

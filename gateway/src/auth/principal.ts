@@ -1,5 +1,5 @@
 import type { TokenScope } from './token-scope.js';
-import type { TokenType } from './token-service.js';
+import type { AgentIdentity, TokenType } from './token-service.js';
 
 /** Who is calling: the user behind the token, their permissions, and the token's scope if any. */
 export interface Principal {
@@ -10,6 +10,8 @@ export interface Principal {
   globalPermissions: ReadonlySet<string>;
   /** Account id (lower case) → permission names held on it. */
   accountPermissions: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Set for a collection agent's access token: the approved device it was issued to. */
+  agent?: AgentIdentity;
 }
 
 export const GLOBAL_ADMIN = 'Service.Global.Admin';

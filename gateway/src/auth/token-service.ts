@@ -6,7 +6,13 @@ import type { TokenScope } from './token-scope.js';
 /** The one algorithm Strata signs and accepts; pinned so `alg: none` or RS/HS confusion cannot pass. */
 export const JWT_ALGORITHM = 'HS512' as const;
 
-export type TokenType = 'session' | 'pat';
+export type TokenType = 'session' | 'pat' | 'agent';
+
+/** The device an agent access token was issued to (claims `acc`, `dev`). */
+export interface AgentIdentity {
+  accountId: string;
+  deviceId: string;
+}
 
 export interface TokenClaims {
   /** The user the token acts for (the creator, for a long-lived token). */
@@ -17,6 +23,8 @@ export interface TokenClaims {
   exp?: number;
   iat: number;
   jti: string;
+  /** Set on agent access tokens. */
+  agent?: AgentIdentity;
 }
 
 export interface TokenSettings {
@@ -55,9 +63,25 @@ export class TokenService {
     return this.sign({ sub: userId, typ: 'pat', scope, exp, iat: now, jti: randomUUID() });
   }
 
+  /**
+   * An access token of a collection agent (compatibility reference §1.8): inflow on its account
+   * only, for `lifetimeSeconds`. The agent reads `exp` and refreshes at half of the lifetime.
+   */
+  issueAgentAccess(agent: AgentIdentity, lifetimeSeconds: number): { token: string; expiresAt: Date } {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + lifetimeSeconds;
+    const scope: TokenScope = { accounts: [{ accountId: agent.accountId.toLowerCase(), inflow: { schemas: ['*'] } }] };
+    const token = this.sign({ sub: `agent:${agent.deviceId}`, typ: 'agent', scope, exp, iat: now, jti: randomUUID(), agent });
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+
   private sign(claims: TokenClaims): string {
     const payload: Record<string, unknown> = { typ: claims.typ, iat: claims.iat, jti: claims.jti };
     if (claims.scope) payload.scope = claims.scope;
+    if (claims.agent) {
+      payload.acc = claims.agent.accountId;
+      payload.dev = claims.agent.deviceId;
+    }
     if (claims.exp !== undefined) payload.exp = claims.exp;
     return jwt.sign(payload, this.settings.signingKey, {
       algorithm: JWT_ALGORITHM,
@@ -82,9 +106,14 @@ export class TokenService {
     }
     if (typeof decoded === 'string' || typeof decoded.sub !== 'string') throw invalidToken();
     const typ = decoded.typ;
-    if (typ !== 'session' && typ !== 'pat') throw invalidToken();
-    // Sessions always expire; only long-lived tokens may be created without an expiry.
-    if (typ === 'session' && typeof decoded.exp !== 'number') throw invalidToken();
+    if (typ !== 'session' && typ !== 'pat' && typ !== 'agent') throw invalidToken();
+    // Sessions and agent tokens always expire; only long-lived tokens may be created without an expiry.
+    if (typ !== 'pat' && typeof decoded.exp !== 'number') throw invalidToken();
+    let agent: AgentIdentity | undefined;
+    if (typ === 'agent') {
+      if (typeof decoded.acc !== 'string' || typeof decoded.dev !== 'string') throw invalidToken();
+      agent = { accountId: decoded.acc, deviceId: decoded.dev };
+    }
     return {
       sub: decoded.sub,
       typ,
@@ -92,6 +121,7 @@ export class TokenService {
       exp: decoded.exp,
       iat: Number(decoded.iat ?? 0),
       jti: String(decoded.jti ?? ''),
+      agent,
     };
   }
 }

@@ -50,9 +50,11 @@ export function buildApp(routes: RouteDef[], deps: GatewayDeps, roles: () => Rol
     }
   });
 
-  // Operational endpoints on the API port too (Kubernetes probes of the gateway use them).
+  // Health endpoints on the API port too (Kubernetes probes of the gateway use them). Not
+  // /metrics: it tells anyone who can reach the public port the workers' limits, query and
+  // ingest volumes and error rates; it is served on the ops port only (deploy/src/ops-server.ts).
   app.use(async (ctx, next) => {
-    if (ctx.method === 'GET' && (ctx.path === '/healthz' || ctx.path === '/readyz' || ctx.path === '/metrics')) {
+    if (ctx.method === 'GET' && (ctx.path === '/healthz' || ctx.path === '/readyz')) {
       const r = await opsResponse(ctx.path, roles);
       if (r) {
         ctx.status = r.status;

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import type { RouteDef } from './route.js';
 
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): unknown {
+  try {
+    return z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+  } catch {
+    return {};
+  }
+}
+
 /**
  * The OpenAPI 3.1 document of the HTTP API, generated from the route table so it cannot drift from
  * what is served: paths, methods, summaries, the permission rule of each route and request schemas.
@@ -15,25 +23,26 @@ export function openApiDocument(routes: RouteDef[]): Record<string, unknown> {
       required: true,
       schema: { type: 'string' },
     }));
+    const responses: Record<string, unknown> = {};
+    for (const status of r.successStatuses ?? [200]) {
+      responses[String(status)] =
+        r.responseSchema && status !== 204
+          ? { description: 'Success', content: { 'application/json': { schema: jsonSchema(r.responseSchema, 'output') } } }
+          : { description: status === 204 ? 'Success, no body' : 'Success' };
+    }
+    responses.default = {
+      description: 'Error',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
     const op: Record<string, unknown> = {
       summary: r.summary,
       'x-strata-operation': r.operation,
       parameters: params,
       security: r.operation === 'public' ? [] : [{ bearer: [] }],
-      responses: {
-        '200': { description: 'Success' },
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-      },
+      responses,
     };
-    if (r.requestSchema) {
-      let schema: unknown;
-      try {
-        schema = z.toJSONSchema(r.requestSchema, { io: 'input', unrepresentable: 'any' });
-      } catch {
-        schema = {};
-      }
-      op.requestBody = { required: true, content: { 'application/json': { schema } } };
-    }
+    if (r.requestSchema)
+      op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.requestSchema, 'input') } } };
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = op;
   }

@@ -3,6 +3,7 @@ import { StrataError } from '@strata/common';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
+import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
 
 /** Reads the whole request body, gunzipping `Content-Encoding: gzip`, refusing more than `limit` bytes. */
 export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
@@ -27,15 +28,19 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
 const tooLarge = (limit: number) =>
   new StrataError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`);
 
-/** Parses a JSON body; an empty body is `undefined`. */
+/** Parses a JSON body; an empty body is `undefined`. Nesting deeper than MAX_JSON_DEPTH is refused. */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   const raw = await readRawBody(ctx, limit);
   if (raw.length === 0) return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new StrataError('invalid', 'The request body is not valid JSON.');
   }
+  if (!jsonDepthWithin(value, MAX_JSON_DEPTH))
+    throw new StrataError('invalid', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  return value;
 }
 
 type AnySchema = z.ZodType;

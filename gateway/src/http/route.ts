@@ -38,5 +38,9 @@ export interface RouteDef {
   summary: string;
   /** Request body schema, for validation and for the OpenAPI document. */
   requestSchema?: z.ZodType;
+  /** Schema of the success body, for the OpenAPI document (status: 200, or the one given). */
+  responseSchema?: z.ZodType;
+  /** Success status codes the route answers, for the OpenAPI document; default [200]. */
+  successStatuses?: number[];
   handler(rc: RouteContext): Promise<HttpResult | undefined>;
 }

@@ -21,7 +21,7 @@ export function inflowMetrics(): InflowMetrics {
     }),
     requests: new Counter({
       name: 'strata_gateway_inflow_requests_total',
-      help: 'Inflow requests by route (json, csv, tsv) and HTTP status',
+      help: 'Inflow requests by route (json, csv, tsv, file: another extension) and HTTP status',
       labelNames: ['route', 'status'],
       registers,
     }),

@@ -11,6 +11,13 @@ import { agentIdentity } from './agent-identity.js';
 import { delimitedChunks } from './delimited-batches.js';
 import { inflowMetrics } from './inflow-metrics.js';
 import { type BuiltPart, buildJsonBatch } from './json-batch.js';
+import {
+  type Delimiter,
+  delimiterOfContentType,
+  delimiterOfExtension,
+  delimiterOfFirstLine,
+  peekFirstLine,
+} from './upload-format.js';
 
 /** Idempotency-Key: up to 200 printable ASCII characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
@@ -45,7 +52,8 @@ function stampsOf(rc: RouteContext) {
     inflowTimestampUs: Date.now() * 1000,
     inflowHost: inflow.host,
     sourceAddress: inflow.addresses.resolve(rc.koa.req.socket.remoteAddress, rc.koa.get('x-forwarded-for') || undefined),
-    agent: agentIdentity(rc.koa) ?? '',
+    // An agent's access token names its device; headers cannot override it.
+    agent: rc.principal?.agent?.deviceId ?? agentIdentity(rc.koa) ?? '',
   };
 }
 
@@ -121,6 +129,7 @@ async function jsonInflow(rc: RouteContext): Promise<HttpResult> {
         throw err;
       }
       metrics.entries.inc({ result: 'stored' }, batch.accepted);
+      rc.deps.schemas.noteWritten(accountId, batch.request.parts);
     }
     status = 200;
     return { status: 200 };
@@ -137,11 +146,18 @@ function statusOf(err: StrataError): number {
 }
 
 /**
- * POST /inflow/{accountId}/{schema}/csv|tsv: a delimited file into one schema, streamed. Needs a
- * token with unrestricted inflow access (`*`), or a session user allowed to push (inflow
+ * POST /inflow/{accountId}/{schema}/{ext}: a delimited file into one schema, streamed; the
+ * delimiter comes from the extension, the Content-Type or the first line (upload-format.ts). Needs
+ * a token with unrestricted inflow access (`*`), or a session user allowed to push (inflow
  * permission, account admin, global admin). Answers 200 `{ rows }` once every row is durable.
  */
-async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: string): Promise<HttpResult> {
+async function fileInflow(rc: RouteContext): Promise<HttpResult> {
+  const ext = rc.params.ext ?? '';
+  const known = delimiterOfExtension(ext);
+  return delimitedInflow(rc, known, known === ',' ? 'csv' : known === '\t' ? 'tsv' : 'file');
+}
+
+async function delimitedInflow(rc: RouteContext, fromExtension: Delimiter | undefined, route: string): Promise<HttpResult> {
   const started = performance.now();
   const metrics = inflowMetrics();
   let status = 500;
@@ -162,7 +178,13 @@ async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: s
     const encoding = (rc.koa.get('content-encoding') || 'identity').toLowerCase();
     if (encoding !== 'identity' && encoding !== 'gzip')
       throw new StrataError('invalid', `Unsupported Content-Encoding: ${encoding}. Use gzip or none.`);
-    const input: Readable = encoding === 'gzip' ? rc.koa.req.pipe(createGunzip()) : rc.koa.req;
+    let input: Readable = encoding === 'gzip' ? rc.koa.req.pipe(createGunzip()) : rc.koa.req;
+    let delimiter = fromExtension ?? delimiterOfContentType(rc.koa.get('content-type'));
+    if (!delimiter) {
+      const peeked = await peekFirstLine(input, INFLOW_LIMITS.maxValueLength * 4);
+      delimiter = delimiterOfFirstLine(peeked.firstLine);
+      input = peeked.stream;
+    }
 
     // Two chunks in flight: the next is parsed while the previous one is being stored.
     streaming = true;
@@ -180,6 +202,7 @@ async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: s
       const rows = chunk.part.rowCount;
       const sent = rc.deps.inflow.router.append(request).then(() => {
         stored += rows;
+        rc.deps.schemas.noteWritten(accountId, request.parts);
       });
       sent.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
       pending = sent;
@@ -209,8 +232,8 @@ async function delimitedInflow(rc: RouteContext, delimiter: ',' | '\t', route: s
 const JSON_SUMMARY =
   "Push entries: a JSON array of { schema, timestamp, data } (keys case-insensitive; Content-Encoding: gzip accepted). 200 with an empty body once every accepted entry is durable. Entries outside a scoped token's inflow schemas are dropped (still 200). A batch with malformed entries is refused whole (400 naming each entry's index and reason). Idempotency-Key: a retried request is stored once. 507/503 with Retry-After when no worker can store it.";
 
-const DELIMITED_SUMMARY = (kind: string) =>
-  `Push a ${kind} file into one schema, streamed: first line is the header, column types from the first row of values, rows timestamped on arrival. Needs a token with unrestricted inflow access (*), or a user with inflow rights or account admin. 200 { rows } once every row is durable.`;
+const FILE_SUMMARY =
+  'Push a file into one schema, streamed (logsh upload): CSV or TSV, the delimiter from the extension (csv; tsv or tab), else the Content-Type (text/csv, text/tab-separated-values), else the first line (a tab: TSV; otherwise CSV; JSON refused). First line is the header, column types from the first row of values, rows timestamped on arrival. Needs a token with unrestricted inflow access (*), or a user with inflow rights or account admin. 200 { rows } once every row is durable.';
 
 export const inflowRoutes: RouteDef[] = [
   {
@@ -231,16 +254,11 @@ export const inflowRoutes: RouteDef[] = [
   },
   {
     method: 'POST',
-    path: '/inflow/:accountId/:schema/csv',
+    path: '/inflow/:accountId/:schema/:ext',
     operation: 'inflow.push',
-    summary: DELIMITED_SUMMARY('CSV'),
-    handler: (rc) => delimitedInflow(rc, ',', 'csv'),
-  },
-  {
-    method: 'POST',
-    path: '/inflow/:accountId/:schema/tsv',
-    operation: 'inflow.push',
-    summary: DELIMITED_SUMMARY('TSV'),
-    handler: (rc) => delimitedInflow(rc, '\t', 'tsv'),
+    summary: FILE_SUMMARY,
+    successStatuses: [200],
+    responseSchema: z.object({ rows: z.number().int() }),
+    handler: fileInflow,
   },
 ];

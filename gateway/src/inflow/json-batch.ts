@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type DataType, type ErrorDetail, INFLOW_LIMITS, isReservedFieldName, isValidName, StrataError } from '@strata/common';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import { encodeValue, jsonValueType, mergeType } from './value-typing.js';
 
@@ -195,6 +196,7 @@ function typeEntryFields(state: SchemaState, data: Record<string, unknown>): { r
     if (type === null) continue;
     if (type === 'too_long')
       return { reason: `the value of field '${key}' is longer than ${INFLOW_LIMITS.maxValueLength} characters` };
+    if (type === 'too_deep') return { reason: `the value of field '${key}' nests deeper than ${MAX_JSON_DEPTH} levels` };
     if (type === 'invalid') return { reason: `the value of field '${key}' is not a JSON value` };
     if (type === field.type) continue;
     if (type !== 'String' && type !== 'DateTime') field.sawNonString = true;

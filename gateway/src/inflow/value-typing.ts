@@ -1,4 +1,5 @@
 import { type DataType, INFLOW_LIMITS, widen } from '@strata/common';
+import { jsonDepthWithin, MAX_JSON_DEPTH } from '../http/json-depth.js';
 import { mightBeIsoTimestamp, parseIsoTimestampMicros } from './iso-timestamp.js';
 
 /**
@@ -6,12 +7,12 @@ import { mightBeIsoTimestamp, parseIsoTimestampMicros } from './iso-timestamp.js
  * - integers within ±2^53 → Int64; other numbers → Float64
  * - true/false → Boolean
  * - strings in the ISO 8601 timestamp form → DateTime; other strings → String
- * - objects and arrays → Dynamic
+ * - objects and arrays → Dynamic (nesting at most MAX_JSON_DEPTH levels)
  * - null → no value (the field is absent in that entry)
  * Within a batch, a field's type is the widening of its values' types (Int64+Float64 → Float64,
  * other mixes → String); the worker widens further against the stored column.
  */
-export function jsonValueType(value: unknown): DataType | null | 'too_long' | 'invalid' {
+export function jsonValueType(value: unknown): DataType | null | 'too_long' | 'too_deep' | 'invalid' {
   switch (typeof value) {
     case 'string':
       if (value.length > INFLOW_LIMITS.maxValueLength) return 'too_long';
@@ -22,6 +23,8 @@ export function jsonValueType(value: unknown): DataType | null | 'too_long' | 'i
       return 'Boolean';
     case 'object':
       if (value === null) return null;
+      // Checked first: serializing a deeper value could overflow the stack.
+      if (!jsonDepthWithin(value, MAX_JSON_DEPTH)) return 'too_deep';
       return JSON.stringify(value).length > INFLOW_LIMITS.maxValueLength ? 'too_long' : 'Dynamic';
     default:
       return 'invalid';

@@ -74,6 +74,8 @@ const SUPPORTED_OPERATORS = new Set([
   'project-keep',
   'project-reorder',
   'getschema',
+  'sample',
+  'sample-distinct',
   'as',
   'invoke',
   'set',

@@ -11,37 +11,89 @@
  * default; nothing exceeds the maximum.
  */
 import type { ServerResponse } from 'node:http';
+import { MAX_QUERY_SECONDS, StrataError } from '@strata/common';
 import { z } from 'zod';
 import { accountScope, anySchemaPatternMatches } from '../auth/token-scope.js';
 import type { RouteContext, RouteDef } from '../http/route.js';
+import { totalsBySchema, usageByWorker } from '../storage/usage.js';
+import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, variablesById, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
+import { type MissingWorker, QueryCoverage } from './query-coverage.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
 export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
-export const MAX_QUERY_TIMEOUT_SECONDS = 300;
+export const MAX_QUERY_TIMEOUT_SECONDS = MAX_QUERY_SECONDS;
 
 /**
  * `variables` (`[{ id, type?, value }]`) fill `declare query_parameters(…)`; extra request fields
  * (querySource, properties) are accepted and ignored.
+ * `allowPartial: true` accepts an answer without the data of workers that cannot be reached
+ * (marked `partial: true` with `missingWorkers`) instead of 503.
  */
 const variables = z.array(z.object({ id: z.string(), type: z.string().optional(), value: z.unknown() })).optional();
-const queryBody = z.object({ query: z.string(), variables });
-const parseBody = z.object({ query: z.string(), cursorPosition: z.number().int().min(0).optional(), variables });
+const queryBody = z.object({ query: z.string(), allowPartial: z.boolean().optional(), variables });
+const parseBody = z.object({
+  query: z.string(),
+  cursorPosition: z.number().int().min(0).optional(),
+  allowPartial: z.boolean().optional(),
+  variables,
+});
 
 function accountOf(rc: RouteContext): string {
   return (rc.params.accountId as string).toLowerCase();
 }
 
-/** The catalog the caller may see: a scoped token only its query schemas. */
-async function callerCatalog(rc: RouteContext): Promise<SchemaCatalog> {
+/** Who must answer this request (503 naming missing holders unless `allowPartial`). */
+function coverageOf(rc: RouteContext, allowPartial: boolean | undefined): Promise<QueryCoverage> {
+  return QueryCoverage.resolve(rc.deps.coordinator, accountOf(rc), allowPartial === true);
+}
+
+/**
+ * The catalog the caller may see: a scoped token only its query schemas. The account's members
+ * (for `schema.users`) are read from the master only when the query text names them, and never
+ * for a scoped token.
+ */
+async function callerCatalog(rc: RouteContext, coverage: QueryCoverage, query = '', fresh = false): Promise<SchemaCatalog> {
   const accountId = accountOf(rc);
-  const catalog = await rc.deps.query.catalog(accountId);
+  const catalog = await rc.deps.query.catalog(accountId, { fresh, coverage });
   const scope = rc.principal?.scope ? accountScope(rc.principal.scope, accountId)?.query : undefined;
   if (rc.principal?.scope && !scope) return { tables: [] };
-  return restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  const visible = restrictCatalog(catalog, scope ? (schema) => anySchemaPatternMatches(scope.schemas, schema) : undefined);
+  const withUsage = /schema\.usage/i.test(query)
+    ? { ...visible, usage: await visibleUsage(rc, accountId, visible, coverage) }
+    : visible;
+  if (rc.principal?.scope || !/schema\.users/i.test(query)) return withUsage;
+  return { ...withUsage, people: { accountId, members: await accountMembers(rc.deps, accountId) } };
+}
+
+/**
+ * The usage figures of the schemas the caller sees (`schema.usage`). A worker that does not
+ * answer makes them incomplete: 503 naming it, unless the request allows a partial answer.
+ */
+async function visibleUsage(rc: RouteContext, accountId: string, visible: SchemaCatalog, coverage: QueryCoverage) {
+  const { workers, unreachable } = await usageByWorker(rc.deps.coordinator, rc.deps.channels, accountId);
+  if (unreachable.length > 0 && !coverage.allowPartial)
+    throw new StrataError('unavailable', `Workers holding data of this account cannot be reached: ${unreachable.join(', ')}.`, {
+      retryAfterSeconds: 5,
+    });
+  const names = new Set(visible.tables.map((t) => t.name));
+  return workers.flatMap((w) =>
+    w.schemas
+      .filter((s) => names.has(s.schema))
+      .map((s) => ({
+        schema: s.schema,
+        worker: w.worker,
+        rows: Number(s.hotRows) + Number(s.segmentRows),
+        hotRows: Number(s.hotRows),
+        segments: Number(s.segments),
+        bytes: Number(s.segmentBytes),
+        oldestUs: Number(s.minTimestampUs),
+        newestUs: Number(s.maxTimestampUs),
+      })),
+  );
 }
 
 export function queryTimeoutMs(rc: RouteContext): number {
@@ -63,6 +115,12 @@ function clientGone(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
+/** Marks a query answer that lacks some holders' data: `partial: true` and who is missing. */
+function withMissingWorkers(json: string, missing: MissingWorker[]): string {
+  if (missing.length === 0) return json;
+  return `${json.slice(0, -1)},"partial":true,"missingWorkers":${JSON.stringify(missing)}}`;
+}
+
 export const queryRoutes: RouteDef[] = [
   {
     method: 'POST',
@@ -72,17 +130,23 @@ export const queryRoutes: RouteDef[] = [
       'Run a KQL query: { query, variables? } (variables `[{ id, value }]` fill `declare query_parameters`). Answers { header, columns: [{ name, type }], results: [{ column: value }], render?, truncated }. Query errors answer 400 with token positions into the query.',
     requestSchema: queryBody,
     async handler(rc) {
-      const { query, variables: given } = await rc.body(queryBody);
+      const { query, allowPartial, variables: given } = await rc.body(queryBody);
       await warmQueryEngine();
-      const catalog = await callerCatalog(rc);
-      const result = await rc.deps.query.run(query, catalog, {
+      const coverage = await coverageOf(rc, allowPartial);
+      // A query that fails to plan against the cached catalog is planned once more against a fresh
+      // one: perhaps a schema or column written through another gateway since it was cached.
+      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, coverage, query, fresh), {
         accountId: accountOf(rc),
         parameters: variablesById(given),
         timeoutMs: queryTimeoutMs(rc),
+        coverage,
         signal: clientGone(rc.koa.res),
       });
       // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.
-      return { headers: { 'content-type': 'application/json; charset=utf-8' }, body: queryResultJson(result) };
+      return {
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body: withMissingWorkers(queryResultJson(result), coverage.missing),
+      };
     },
   },
   {
@@ -93,22 +157,40 @@ export const queryRoutes: RouteDef[] = [
       'Parse a KQL query without running it: { query, cursorPosition? }. Answers { parseSuccess, error, header, columns, suggestions: { autoCompletions } }.',
     requestSchema: parseBody,
     async handler(rc) {
-      const { query, cursorPosition, variables: given } = await rc.body(parseBody);
+      const { query, cursorPosition, allowPartial, variables: given } = await rc.body(parseBody);
       await warmQueryEngine();
-      return { body: parseQuery(query, await callerCatalog(rc), cursorPosition, { parameters: variablesById(given) }) };
+      const coverage = await coverageOf(rc, allowPartial);
+      const parsed = parseQuery(query, await callerCatalog(rc, coverage, query), cursorPosition, {
+        parameters: variablesById(given),
+      });
+      return { body: coverage.missing.length > 0 ? { ...parsed, partial: true, missingWorkers: coverage.missing } : parsed };
     },
   },
   {
     method: 'GET',
     path: '/search/:accountId/schemas',
     operation: 'query.run',
-    summary: "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }].",
+    summary:
+      "The account's tables (schemas) with their columns: [{ name, columns: [{ name, type }] }]. ?allowPartial=true answers without unreachable workers' schemas, naming them in Strata-Missing-Workers. ?usage=true adds each table's `usage`: { rows, hotRows, segments, bytes, oldest, newest } over all workers.",
     async handler(rc) {
-      const catalog = await callerCatalog(rc);
+      const allowPartial = String(rc.koa.query.allowPartial ?? rc.koa.query.allowpartial ?? '').toLowerCase() === 'true';
+      const coverage = await coverageOf(rc, allowPartial);
+      const catalog = await callerCatalog(rc, coverage);
+      const missing = coverage.missing;
+      const withUsage = String(rc.koa.query.usage ?? '').toLowerCase() === 'true';
+      const usage = withUsage
+        ? totalsBySchema((await usageByWorker(rc.deps.coordinator, rc.deps.channels, accountOf(rc))).workers)
+        : undefined;
       return {
+        headers: (missing.length > 0
+          ? { 'strata-partial': 'true', 'strata-missing-workers': missing.map((m) => m.endpoint).join(', ') }
+          : {}) as Record<string, string>,
         body: catalog.tables.map((t) => ({
           name: t.name,
           columns: t.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] })),
+          ...(usage
+            ? { usage: usage.get(t.name) ?? { rows: 0, hotRows: 0, segments: 0, bytes: 0, oldest: null, newest: null } }
+            : {}),
         })),
       };
     },

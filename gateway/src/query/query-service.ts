@@ -6,8 +6,9 @@
  */
 import type { ChannelPool, Coordinator } from '@strata/common';
 import { distributedRunner } from './cluster/distributed-runner.js';
-import { SchemaCatalogSource } from './cluster/schema-catalog.js';
+import type { SchemaCatalogSource } from './cluster/schema-catalog.js';
 import { type ColumnarResult, executePlanColumnar, type FragmentRunner, MergeDatabase, planQuery } from './engine.js';
+import type { QueryCoverage } from './query-coverage.js';
 import type { SchemaCatalog } from './types.js';
 
 export interface QueryRunOptions {
@@ -17,35 +18,56 @@ export interface QueryRunOptions {
   timeoutMs: number;
   /** Aborts the query (the client went away). */
   signal?: AbortSignal;
+  /** Which workers must answer (placements): 503 naming missing holders, or a partial answer. */
+  coverage?: QueryCoverage;
   /** Values of `declare query_parameters(…)`, by name (the request's variables). */
   parameters?: ReadonlyMap<string, unknown>;
 }
 
 export class QueryService {
   private readonly merge = new MergeDatabase();
-  private readonly catalogs: SchemaCatalogSource;
 
   constructor(
     private readonly coordinator: Coordinator,
     private readonly channels: ChannelPool,
-  ) {
-    this.catalogs = new SchemaCatalogSource(coordinator, channels);
-  }
+    /** Shared with the inflow routes, which report what they wrote (the gateway role builds it). */
+    private readonly catalogs: SchemaCatalogSource,
+  ) {}
 
   /** Every table the workers hold for the account (not yet restricted to what a caller may see). */
-  catalog(accountId: string): Promise<SchemaCatalog> {
-    return this.catalogs.get(accountId);
+  catalog(accountId: string, options: { fresh?: boolean; coverage?: QueryCoverage } = {}): Promise<SchemaCatalog> {
+    return this.catalogs.get(accountId, options);
   }
 
-  /** A runner sending one query's fragments to every registered worker. */
-  runner(accountId: string, timeoutMs: number): FragmentRunner {
-    return distributedRunner({ coordinator: this.coordinator, channels: this.channels, accountId, timeoutMs });
+  /** A runner sending one query's fragments to the workers of `coverage` (default: resolved per query). */
+  runner(accountId: string, timeoutMs: number, coverage?: QueryCoverage): FragmentRunner {
+    return distributedRunner({
+      coordinator: this.coordinator,
+      channels: this.channels,
+      accountId,
+      timeoutMs,
+      ...(coverage ? { coverage } : {}),
+    });
   }
 
-  /** Plans `query` against `catalog` and runs it on the workers, merging here. */
-  async run(query: string, catalog: SchemaCatalog, options: QueryRunOptions): Promise<ColumnarResult> {
-    const plan = planQuery(query, catalog, options.parameters ? { parameters: options.parameters } : {});
-    return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs), {
+  /**
+   * Plans `query` against the catalog `catalogFor` gives and runs it on the workers, merging here.
+   * A query that does not plan against the cached catalog is planned once more against a fresh
+   * one (`catalogFor(true)`); its error is the answer if it fails again.
+   */
+  async run(
+    query: string,
+    catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
+    options: QueryRunOptions,
+  ): Promise<ColumnarResult> {
+    const planOptions = options.parameters ? { parameters: options.parameters } : {};
+    let plan: ReturnType<typeof planQuery>;
+    try {
+      plan = planQuery(query, await catalogFor(false), planOptions);
+    } catch {
+      plan = planQuery(query, await catalogFor(true), planOptions);
+    }
+    return executePlanColumnar(plan, this.runner(options.accountId, options.timeoutMs, options.coverage), {
       mergeDatabase: this.merge,
       timeoutMs: options.timeoutMs,
       ...(options.signal ? { signal: options.signal } : {}),

@@ -73,7 +73,34 @@ export interface CatalogTable {
   columns: CatalogColumn[];
 }
 
+/** A member of the queried account, for the built-in tables `schema.users(.permissions)`. */
+export interface CatalogUser {
+  userId: string;
+  userName: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  /** Account permissions held on the queried account (possibly none). */
+  permissions: string[];
+}
+
 /** The tables a query may read (already filtered to what the caller may see). */
 export interface SchemaCatalog {
   tables: CatalogTable[];
+  /** The queried account's members; loaded only when a query names `schema.users` (else none). */
+  people?: { accountId: string; members: CatalogUser[] };
+  /** What each worker stores of each visible schema; loaded only when a query names `schema.usage`. */
+  usage?: CatalogUsage[];
+}
+
+/** One worker's share of one schema (`schema.usage`). Timestamps in µs since the epoch, 0 for none. */
+export interface CatalogUsage {
+  schema: string;
+  worker: string;
+  rows: number;
+  hotRows: number;
+  segments: number;
+  bytes: number;
+  oldestUs: number;
+  newestUs: number;
 }

@@ -47,6 +47,13 @@ const EXPECTED: Record<Operation, Role[]> = {
   'groups.write': ['globalAdmin', 'accountAdmin', 'manager'],
   'inflow.push': ['globalAdmin', 'accountAdmin', 'inflow', 'inflowToken'],
   'query.run': ['globalAdmin', 'accountAdmin', 'viewer', 'editor', 'manager', 'query', 'queryToken'],
+  'users.manage': ['globalAdmin'],
+  'accounts.manage': ['globalAdmin'],
+  'password.self': ALL_ROLES.filter((r) => !r.endsWith('Token')),
+  'accounts.list': ALL_ROLES.filter((r) => !r.endsWith('Token')),
+  'members.read': ['globalAdmin', 'accountAdmin'],
+  'members.write': ['globalAdmin', 'accountAdmin'],
+  'agents.manage': ['globalAdmin', 'accountAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {
@@ -109,4 +116,20 @@ describe('access policy: every route against every role', () => {
       if (route.operation !== 'public') assert.equal(isAllowed(undefined, route.operation, ACCOUNT), false, 'anonymous');
     });
   }
+
+  it("lets a collection agent's access token push to its own account and do nothing else", () => {
+    const agent = {
+      userId: 'agent:DEVICE',
+      tokenType: 'agent' as const,
+      scope: { accounts: [{ accountId: ACCOUNT, inflow: { schemas: ['*'] } }] },
+      globalPermissions: new Set<string>(),
+      accountPermissions: new Map<string, Set<string>>(),
+      agent: { accountId: ACCOUNT, deviceId: 'DEVICE' },
+    };
+    for (const operation of Object.keys(ACCESS_POLICY) as Operation[]) {
+      const want = operation === 'public' || operation === 'inflow.push';
+      assert.equal(isAllowed(agent, operation, ACCOUNT), want, operation);
+    }
+    assert.equal(isAllowed(agent, 'inflow.push', OTHER), false, 'another account');
+  });
 });

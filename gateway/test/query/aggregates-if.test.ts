@@ -101,6 +101,46 @@ describe('…if aggregates, population spread, lists with nulls, percentiles_arr
     }
   });
 
+  it('make_bag and make_bag_if merge the group’s bags; a repeated key keeps its smallest value (by JSON text)', async () => {
+    const r = await run(
+      'Logs | summarize all = make_bag(props.user), ok = make_bag_if(props, ok == true), none = make_bag(props.tags) by level',
+    );
+    const merge = (bags: Record<string, unknown>[]) => {
+      const byKey = new Map<string, string[]>();
+      for (const b of bags) for (const [k, v] of Object.entries(b)) byKey.set(k, [...(byKey.get(k) ?? []), JSON.stringify(v)]);
+      return Object.fromEntries([...byKey].map(([k, vs]) => [k, JSON.parse(vs.sort()[0] as string)]));
+    };
+    for (const level of LEVELS) {
+      const row = r.results.find((x) => x.level === level) as Record<string, unknown>;
+      const ls = byLevel(level).filter((l) => l.props !== null);
+      assert.deepEqual(row.all, merge(ls.map((l) => (l.props as { user: Record<string, unknown> }).user)));
+      assert.deepEqual(row.ok, merge(ls.filter((l) => l.ok === true).map((l) => l.props as Record<string, unknown>)));
+      assert.deepEqual(row.none, {}); // arrays are not bags
+    }
+  });
+
+  it('binary_all_and, binary_all_or and binary_all_xor combine the group’s longs bit by bit', async () => {
+    const rows = await perLevel(
+      'Logs | where isnotnull(latencyMs) | extend v = latencyMs + 1000 | summarize binary_all_and(v), binary_all_or(v), binary_all_xor(v) by level',
+    );
+    for (const level of LEVELS) {
+      const vs = nums(byLevel(level).map((l) => l.latencyMs)).map((v) => v + 1000);
+      const row = rows.get(level) as Record<string, unknown>;
+      assert.equal(
+        row.v,
+        vs.reduce((a, b) => a & b),
+      );
+      assert.equal(
+        row.v1,
+        vs.reduce((a, b) => a | b),
+      );
+      assert.equal(
+        row.v2,
+        vs.reduce((a, b) => a ^ b),
+      );
+    }
+  });
+
   it('take_anyif takes a value from a row where the condition holds', async () => {
     const r = await run('Logs | summarize take_anyif(host, host startswith "web") by level', { columnsOnly: true });
     assert.deepEqual(r.header, ['level', 'host']);

@@ -67,6 +67,30 @@ describe('dynamic functions', () => {
     assert.deepEqual(r, { u: [3, 1, 2, '1'], i: [3, 2], d: [3, 1], h1: false, h2: true, h3: null });
   });
 
+  it('array_index_of, bag_remove_keys and zip', async () => {
+    const r = await one(`print
+      i = array_index_of(dynamic(["a", "b", "c", "b"]), "b"), absent = array_index_of(dynamic([1, 2]), "1"), nonArray = array_index_of(dynamic({"a": 1}), 1),
+      removed = bag_remove_keys(dynamic({"a": 1, "b": {"c": 2}, "e": [3]}), dynamic(["a", "e", "nosuch"])),
+      zipped = zip(dynamic([1, 2, 3]), dynamic(["x", "y"]), dynamic([true])), notArrays = zip(dynamic([1]), dynamic({"a": 1}))`);
+    assert.deepEqual(r, {
+      i: 1,
+      absent: -1,
+      nonArray: null,
+      removed: { b: { c: 2 } },
+      zipped: [
+        [1, 'x', true],
+        [2, 'y', null],
+        [3, null, null],
+      ],
+      notArrays: null,
+    });
+    await assert.rejects(
+      run('print bag_remove_keys(dynamic({"a": {"b": 1}}), dynamic(["$.a.b"]))'),
+      /JSONPath keys is not supported/,
+    );
+    await assert.rejects(run('print array_index_of(dynamic([1, 2]), 2, 1)'), /start, length or occurrence is not supported/);
+  });
+
   it('over stored rows: tag counts, key tests and array lengths match the data', async () => {
     const r = await run(
       'Logs | where isnotnull(props) | project id, n = array_length(props.tags), hasUser = bag_has_key(props, "user"), head = array_slice(props.tags, 0, 0), tagged = set_has_element(props.tags, "t1")',

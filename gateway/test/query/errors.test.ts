@@ -51,7 +51,7 @@ describe('query refusals', () => {
       ['Logs | mv-apply d on (take 1)', 'mv-apply'],
       ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
-      ['Logs | sample 3', 'sample'],
+      ['Logs | fork (take 1)', 'fork'],
       ['Logs | facet by host', 'facet'],
       ['Logs | evaluate bag_unpack(host)', 'evaluate'],
     ]) {

@@ -1,10 +1,11 @@
 /**
  * In-process stand-ins for workers: each holds its share of every table in its own in-memory
- * DuckDB, and runs fragments through the same code the real worker path uses. Rows are dealt
+ * DuckDB, and runs fragments through the same code the real worker path uses, the fragment
+ * check included (so every planner output in these tests must pass it). Rows are dealt
  * out round-robin, so a query's answer must not depend on how many workers there are.
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { quoteIdentifier, runFragment } from '@strata/common';
+import { FragmentChecker, quoteIdentifier, runFragment } from '@strata/common';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
 import type { FragmentRunner } from '../../src/query/exec/executor.js';
 import type { FragmentSpec, SingleWorkerSpec } from '../../src/query/plan/planner.js';
@@ -38,6 +39,8 @@ function literal(value: Cell, type: KqlType): { sql: string; param?: unknown } {
 }
 
 export class FakeWorkers {
+  private readonly checker = new FragmentChecker();
+
   private constructor(
     private readonly instances: DuckDBInstance[],
     readonly catalog: SchemaCatalog,
@@ -84,6 +87,7 @@ export class FakeWorkers {
           const out: ColumnBatch[] = [];
           const table = this.catalog.tables.find((t) => t.name === fragment.table);
           const available = table ? table.columns.map((col) => col.name) : [];
+          await this.checker.check(c, fragment.sql);
           for await (const b of runFragment(c, quoteIdentifier(fragment.table), available, fragment, signal)) out.push(b);
           return out;
         }),

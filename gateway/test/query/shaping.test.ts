@@ -1,5 +1,6 @@
 /**
- * Shaping operators (issue 16, item 6, part): project-keep, project-reorder, getschema, count as.
+ * Shaping operators (issue 16, item 6, part): project-keep, project-reorder, getschema, count as,
+ * sample and sample-distinct.
  * Expected columns and rows are written by hand from the fixture's schema; every query runs on one
  * worker and on three.
  */
@@ -9,7 +10,7 @@ import { closeCluster, getCluster, LOG_COLUMNS, LOGS, run } from './fixture.js';
 
 const NAMES = LOG_COLUMNS.map((c) => c.name as string);
 
-describe('project-keep, project-reorder, getschema, count as', () => {
+describe('project-keep, project-reorder, getschema, count as, sample', () => {
   before(async function () {
     this.timeout(60_000);
     await getCluster();
@@ -48,6 +49,19 @@ describe('project-keep, project-reorder, getschema, count as', () => {
       { ColumnName: 'id', ColumnOrdinal: 6, DataType: 'System.Guid', ColumnType: 'guid' },
       { ColumnName: 'props', ColumnOrdinal: 7, DataType: 'System.Object', ColumnType: 'dynamic' },
     ]);
+  });
+
+  it('sample takes N rows of the input (all when fewer); sample-distinct N distinct values', async () => {
+    const r = await run('Logs | sample 7 | project id', { anyRows: true });
+    const ids = r.results.map((x) => x.id as string);
+    assert.equal(new Set(ids).size, 7);
+    const known = new Set(LOGS.map((l) => l.id));
+    assert.ok(ids.every((id) => known.has(id)));
+    assert.deepEqual((await run('Logs | sample 1000 | count')).results, [{ Count: LOGS.length }]);
+    const levels = await run('Logs | sample-distinct 2 of level', { anyRows: true });
+    const values = levels.results.map((x) => x.level as string);
+    assert.equal(new Set(values).size, 2);
+    assert.ok(values.every((v) => LOGS.some((l) => l.level === v)));
   });
 
   it('count as names its column', async () => {

@@ -1,4 +1,13 @@
-import { invalid, isAccountPermission, isGlobalPermission, normalizePermission } from '@strata/common';
+import {
+  checkPassword,
+  conflict,
+  invalid,
+  isAccountPermission,
+  isGlobalPermission,
+  normalizePermission,
+  notFound,
+  WRONG_CURRENT_PASSWORD,
+} from '@strata/common';
 import type { Account, AccountPermissions, User } from '@strata/proto/directory/v1/directory';
 import { hashPassword, verifyPassword } from '../auth/password-hash.js';
 import type { RelationalStore, SqlExecutor } from '../store/relational-store.js';
@@ -61,6 +70,11 @@ export class DirectoryRepository {
   async upsertAccount(account: Account, tx?: SqlExecutor): Promise<{ account: Account; created: boolean }> {
     const work = async (x: SqlExecutor) => {
       const id = account.accountId.toLowerCase();
+      const clash = await x.one('SELECT 1 AS x FROM accounts WHERE account_name = $1 AND account_id <> $2', [
+        account.accountName,
+        id,
+      ]);
+      if (clash) throw conflict(`The account name ${account.accountName} is already taken.`);
       const existing = await x.one<AccountRow>('SELECT * FROM accounts WHERE account_id = $1', [id]);
       if (existing) {
         if (existing.account_name !== account.accountName)
@@ -79,6 +93,12 @@ export class DirectoryRepository {
     const hash = password ? await hashPassword(password) : null;
     const work = async (x: SqlExecutor) => {
       const id = user.userId.toLowerCase();
+      // User names are unique without regard to case; say so rather than fail on the constraint.
+      const clash = await x.one('SELECT 1 AS x FROM users WHERE user_name_key = $1 AND user_id <> $2', [
+        userNameKey(user.userName),
+        id,
+      ]);
+      if (clash) throw conflict(`The user name ${user.userName.trim()} is already taken.`);
       const existing = await x.one<UserRow>('SELECT * FROM users WHERE user_id = $1', [id]);
       if (existing) {
         await x.run(
@@ -113,15 +133,21 @@ export class DirectoryRepository {
     return tx ? work(tx) : this.store.transaction(work);
   }
 
-  async listUserPermissions(userId: string): Promise<{ globalPermissions: string[]; accounts: AccountPermissions[] }> {
+  async listUserPermissions(
+    userId: string,
+  ): Promise<{ globalPermissions: string[]; accounts: AccountPermissions[]; userExists: boolean }> {
     const id = userId.toLowerCase();
+    const exists = await this.store.one('SELECT 1 AS x FROM users WHERE user_id = $1', [id]);
     const global = await this.store.all<{ permission: string }>(
       'SELECT permission FROM global_permissions WHERE user_id = $1 ORDER BY permission',
       [id],
     );
-    const rows = await this.store.all<{ account_id: string; account_name: string; permission: string }>(
-      `SELECT p.account_id, a.account_name, p.permission FROM account_permissions p
-         JOIN accounts a ON a.account_id = p.account_id WHERE p.user_id = $1 ORDER BY a.account_name, p.permission`,
+    // Memberships first: a member holding no permission is listed with an empty list.
+    const rows = await this.store.all<{ account_id: string; account_name: string; permission: string | null }>(
+      `SELECT m.account_id, a.account_name, p.permission FROM account_members m
+         JOIN accounts a ON a.account_id = m.account_id
+         LEFT JOIN account_permissions p ON p.account_id = m.account_id AND p.user_id = m.user_id
+         WHERE m.user_id = $1 ORDER BY a.account_name, p.permission`,
       [id],
     );
     const byAccount = new Map<string, AccountPermissions>();
@@ -131,9 +157,13 @@ export class DirectoryRepository {
         entry = { accountId: r.account_id, accountName: r.account_name, permissions: [] };
         byAccount.set(r.account_id, entry);
       }
-      entry.permissions.push(r.permission);
+      if (r.permission) entry.permissions.push(r.permission);
     }
-    return { globalPermissions: global.map((g) => g.permission), accounts: [...byAccount.values()] };
+    return {
+      globalPermissions: global.map((g) => g.permission),
+      accounts: [...byAccount.values()],
+      userExists: exists !== undefined,
+    };
   }
 
   /**
@@ -149,6 +179,7 @@ export class DirectoryRepository {
       const id = userId.toLowerCase();
       if (accountId) {
         const acc = accountId.toLowerCase();
+        await this.addMember(acc, id, x);
         await x.run('DELETE FROM account_permissions WHERE user_id = $1 AND account_id = $2', [id, acc]);
         for (const n of names) await x.run('INSERT INTO account_permissions VALUES ($1, $2, $3)', [id, acc, n]);
       } else {
@@ -159,13 +190,17 @@ export class DirectoryRepository {
     return tx ? work(tx) : this.store.transaction(work);
   }
 
-  /** Adds permissions without removing others (provisioning is additive). */
+  /**
+   * Adds permissions without removing others (provisioning is additive). With an account, the
+   * user becomes a member of it even when `permissions` is empty.
+   */
   async grantPermissions(userId: string, accountId: string, permissions: string[], tx: SqlExecutor): Promise<void> {
     const names = [...new Set(permissions.map(normalizePermission))];
     const valid = accountId ? isAccountPermission : isGlobalPermission;
     const bad = names.filter((n) => !valid(n));
     if (bad.length) throw invalid(`Unknown ${accountId ? 'account' : 'global'} permission: ${bad.join(', ')}.`);
     const id = userId.toLowerCase();
+    if (accountId) await this.addMember(accountId, id, tx);
     for (const n of names) {
       if (accountId)
         await tx.run('INSERT OR IGNORE INTO account_permissions VALUES ($1, $2, $3)', [id, accountId.toLowerCase(), n]);
@@ -173,21 +208,82 @@ export class DirectoryRepository {
     }
   }
 
-  /** Users holding any permission on the account: its members. */
-  async listAccountMembers(accountId: string): Promise<User[]> {
-    const rows = await this.store.all<UserRow>(
-      `SELECT * FROM users WHERE user_id IN (SELECT user_id FROM account_permissions WHERE account_id = $1) ORDER BY user_name`,
-      [accountId.toLowerCase()],
-    );
-    return rows.map(toUser);
+  /** Makes the user a member of the account (no-op when already one); true when newly added. */
+  async addMember(accountId: string, userId: string, tx: SqlExecutor): Promise<boolean> {
+    const a = accountId.toLowerCase();
+    const u = userId.toLowerCase();
+    if (await tx.one('SELECT 1 AS x FROM account_members WHERE account_id = $1 AND user_id = $2', [a, u])) return false;
+    await tx.run('INSERT INTO account_members VALUES ($1, $2, $3)', [a, u, new Date().toISOString()]);
+    return true;
   }
 
-  /** Whether the user holds any permission on the account; pass `tx` to check inside a write transaction. */
-  async isAccountMember(accountId: string, userId: string, tx?: SqlExecutor): Promise<boolean> {
-    const row = await (tx ?? this.store).one(
-      'SELECT 1 AS x FROM account_permissions WHERE account_id = $1 AND user_id = $2 LIMIT 1',
-      [accountId.toLowerCase(), userId.toLowerCase()],
+  /** The account's members, each with the permissions held on it (possibly none), by user name. */
+  async listAccountMembers(accountId: string): Promise<{ user: User; permissions: string[] }[]> {
+    const a = accountId.toLowerCase();
+    const rows = await this.store.all<UserRow>(
+      `SELECT u.* FROM users u JOIN account_members m ON m.user_id = u.user_id WHERE m.account_id = $1 ORDER BY u.user_name_key`,
+      [a],
     );
+    const perms = await this.store.all<{ user_id: string; permission: string }>(
+      'SELECT user_id, permission FROM account_permissions WHERE account_id = $1 ORDER BY permission',
+      [a],
+    );
+    const byUser = new Map<string, string[]>();
+    for (const p of perms) byUser.set(p.user_id, [...(byUser.get(p.user_id) ?? []), p.permission]);
+    return rows.map((r) => ({ user: toUser(r), permissions: byUser.get(r.user_id) ?? [] }));
+  }
+
+  /** Whether the user is a member of the account; pass `tx` to check inside a write transaction. */
+  async isAccountMember(accountId: string, userId: string, tx?: SqlExecutor): Promise<boolean> {
+    const row = await (tx ?? this.store).one('SELECT 1 AS x FROM account_members WHERE account_id = $1 AND user_id = $2', [
+      accountId.toLowerCase(),
+      userId.toLowerCase(),
+    ]);
     return row !== undefined;
+  }
+
+  /**
+   * Makes the user a member of the account holding exactly `permissions` (may be empty). Both
+   * must exist. `created` is true when the user was not a member before.
+   */
+  async putMember(
+    accountId: string,
+    userId: string,
+    permissions: string[],
+  ): Promise<{ created: boolean; permissions: string[] }> {
+    const a = accountId.toLowerCase();
+    const u = userId.toLowerCase();
+    const names = [...new Set(permissions.map(normalizePermission))].sort();
+    const bad = names.filter((n) => !isAccountPermission(n));
+    if (bad.length) throw invalid(`Unknown account permission: ${bad.join(', ')}.`);
+    return this.store.transaction(async (tx) => {
+      if (!(await tx.one('SELECT 1 AS x FROM accounts WHERE account_id = $1', [a])))
+        throw notFound(`Account ${a} does not exist.`);
+      if (!(await tx.one('SELECT 1 AS x FROM users WHERE user_id = $1', [u]))) throw notFound(`User ${u} does not exist.`);
+      const created = await this.addMember(a, u, tx);
+      await tx.run('DELETE FROM account_permissions WHERE user_id = $1 AND account_id = $2', [u, a]);
+      for (const n of names) await tx.run('INSERT INTO account_permissions VALUES ($1, $2, $3)', [u, a, n]);
+      return { created, permissions: names };
+    });
+  }
+
+  async listUsers(): Promise<User[]> {
+    return (await this.store.all<UserRow>('SELECT * FROM users ORDER BY user_name_key')).map(toUser);
+  }
+
+  /**
+   * Sets a user's password (API rule: password-policy.ts). With `currentPassword` (a user changing
+   * their own) the stored password must match first. Existing tokens stay valid until they expire
+   * (spec: tokens cannot be revoked); docs/decisions/0006-users-and-memberships.md says why.
+   */
+  async setPassword(userId: string, password: string, currentPassword?: string): Promise<void> {
+    checkPassword(password);
+    const id = userId.toLowerCase();
+    const row = await this.store.one<UserRow>('SELECT * FROM users WHERE user_id = $1', [id]);
+    if (!row) throw notFound(`User ${id} does not exist.`);
+    if (currentPassword !== undefined && !(await verifyPassword(currentPassword, row.password_hash)))
+      throw invalid(WRONG_CURRENT_PASSWORD);
+    const hash = await hashPassword(password);
+    await this.store.transaction((x) => x.run('UPDATE users SET password_hash = $2 WHERE user_id = $1', [id, hash]));
   }
 }

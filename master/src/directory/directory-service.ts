@@ -1,6 +1,8 @@
-import { type HandlersOf, invalid, LoginThrottle } from '@strata/common';
+import { checkPassword, type HandlersOf, invalid, LoginThrottle } from '@strata/common';
 import type { DirectoryServiceService } from '@strata/proto/directory/v1/directory';
-import type { DirectoryRepository } from './directory-repository.js';
+import type { RelationalStore } from '../store/relational-store.js';
+import { DirectoryRepository } from './directory-repository.js';
+import { deleteAccount, deleteUser, removeMember } from './removals.js';
 
 /**
  * gRPC handlers of the master's DirectoryService over the repository. Password checks are
@@ -8,9 +10,10 @@ import type { DirectoryRepository } from './directory-repository.js';
  * throttle only sees its share of the guesses.
  */
 export function directoryHandlers(
-  repo: () => DirectoryRepository,
+  store: () => RelationalStore,
   throttle: LoginThrottle = new LoginThrottle(),
 ): HandlersOf<typeof DirectoryServiceService> {
+  const repo = () => new DirectoryRepository(store());
   return {
     verifyPassword: async (req) => {
       throttle.check(req.userName);
@@ -28,6 +31,8 @@ export function directoryHandlers(
     },
     upsertUser: async (req) => {
       if (!req.user) throw invalid('user is required.');
+      // Provisioning calls the repository directly; passwords set over the API follow the policy.
+      if (req.password) checkPassword(req.password);
       return repo().upsertUser(req.user, req.password);
     },
     listUserPermissions: async (req) => repo().listUserPermissions(req.userId),
@@ -35,6 +40,21 @@ export function directoryHandlers(
       await repo().setPermissions(req.userId, req.accountId, req.permissions);
       return {};
     },
-    listAccountMembers: async (req) => ({ users: await repo().listAccountMembers(req.accountId) }),
+    listAccountMembers: async (req) => {
+      const members = await repo().listAccountMembers(req.accountId);
+      return { users: members.map((m) => m.user), members };
+    },
+    listUsers: async () => ({ users: await repo().listUsers() }),
+    deleteUser: async (req) => ({ deleted: await deleteUser(store(), req.userId) }),
+    setPassword: async (req) => {
+      await repo().setPassword(req.userId, req.password, req.currentPassword || undefined);
+      return {};
+    },
+    deleteAccount: async (req) => ({ deleted: await deleteAccount(store(), req.accountId) }),
+    putMember: async (req) => repo().putMember(req.accountId, req.userId, req.permissions),
+    removeMember: async (req) => {
+      await removeMember(store(), req.accountId, req.userId);
+      return {};
+    },
   };
 }

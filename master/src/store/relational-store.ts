@@ -41,7 +41,12 @@ class ConnectionExecutor implements SqlExecutor {
 export class RelationalStore {
   private writeQueue: Promise<unknown> = Promise.resolve();
   private readonly idle: DuckDBConnection[] = [];
+  /** Connections handed out and not yet released (reads and the write in progress). */
+  private readonly busy = new Set<DuckDBConnection>();
+  /** Resolves when the last busy connection is released (set while closing). */
+  private drained: (() => void) | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -60,13 +65,21 @@ export class RelationalStore {
   }
 
   private async acquire(): Promise<DuckDBConnection> {
-    if (this.closed) throw new StrataError('unavailable', 'The relational store is closed.', { retryAfterSeconds: 1 });
-    return this.idle.pop() ?? (await this.instance.connect());
+    if (this.closed) throw closedError();
+    const connection = this.idle.pop() ?? (await this.instance.connect());
+    if (this.closed) {
+      connection.closeSync();
+      throw closedError();
+    }
+    this.busy.add(connection);
+    return connection;
   }
 
   private release(connection: DuckDBConnection): void {
+    this.busy.delete(connection);
     if (this.closed || this.idle.length >= 8) connection.closeSync();
     else this.idle.push(connection);
+    if (this.busy.size === 0) this.drained?.();
   }
 
   /** Runs reads on a pooled connection (autocommit). */
@@ -113,11 +126,27 @@ export class RelationalStore {
     return result;
   }
 
-  /** Waits for queued writes, then closes every connection and the database file. */
-  async close(): Promise<void> {
-    await this.writeQueue;
+  /**
+   * Closes the database file for good: refuses new work, waits for queued writes and for reads in
+   * progress to release their connections, then closes every connection and the instance. Only
+   * then has DuckDB let go of the file (its lock and its write-ahead log), which is what the next
+   * leader, in this process or another, needs before it opens the file. Every connection counts:
+   * one left open keeps the database alive inside DuckDB after the instance handle is closed.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.closed = true;
+    await this.writeQueue;
+    if (this.busy.size > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     for (const c of this.idle.splice(0)) c.closeSync();
     this.instance.closeSync();
   }
+}
+
+function closedError(): StrataError {
+  return new StrataError('unavailable', 'The relational store is closed.', { retryAfterSeconds: 1 });
 }

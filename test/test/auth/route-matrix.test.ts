@@ -58,6 +58,15 @@ describe('route matrix over HTTP: every route × every role × own and other acc
   before(async () => {
     node = await startTestNode({ accounts: { [OWN]: 'own', [OTHER]: 'other' }, users });
     for (const u of users) tokens.set(u.username, await node.signIn(u.username, pw));
+    // Both accounts hold data, so DELETE /accounts/:accountId is refused (400) rather than
+    // deleting the account the later roles are checked on.
+    for (const account of [OWN, OTHER]) {
+      const res = await node.request('PUT', `/inflow/${account}`, {
+        token: tokens.get('globalAdmin'),
+        body: [{ schema: 'matrix.keep', timestamp: new Date().toISOString(), data: { x: 1 } }],
+      });
+      assert.equal(res.status, 200, await res.text());
+    }
   });
   after(async () => node?.stop());
 

@@ -329,6 +329,73 @@ describe('inflow API', function () {
     const huge = `[${' '.repeat(33 * 1024 * 1024)}]`;
     assert.equal((await node.request('POST', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body: huge })).status, 413);
   });
+
+  describe('hostile bodies answer 4xx, never 5xx', () => {
+    const nested = (depth: number, leaf = '1') => `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`;
+    const inflow = (data: string) =>
+      node.request('PUT', `/inflow/${ACCOUNT}`, {
+        token: tokens.pusher,
+        body: `[{"schema":"Hostile.Deep","timestamp":"2024-01-01T00:00:00Z","data":${data}}]`,
+      });
+    const message = async (res: Response) => ((await res.json()) as { message: string }).message;
+
+    it('data nesting up to the limit is stored; deeper (10,000 and 100,000 levels, objects or arrays) is a 400 naming the limit', async () => {
+      assert.equal((await inflow(`{"ok":${nested(64)}}`)).status, 200);
+      for (const data of [
+        `{"x":${nested(65)}}`,
+        `{"x":${nested(10_000)}}`,
+        `{"x":${nested(100_000)}}`,
+        `{"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      ]) {
+        const res = await inflow(data);
+        assert.equal(res.status, 400);
+        assert.match(await message(res), /entry 0: the value of field 'x' nests deeper than 64 levels/);
+      }
+    });
+
+    it('huge strings, wrong types and broken JSON are 4xx', async () => {
+      const cases: [string, number][] = [
+        [`{"s":"${'x'.repeat(1_048_577)}"}`, 400],
+        ['"not an object"', 400],
+        ['[1,2]', 400],
+        ['{"n":1e999}', 200], // JSON.parse reads it as Infinity: a Float64
+        ['{"a":1', 400],
+      ];
+      for (const [data, status] of cases) {
+        const res = await inflow(data);
+        assert.equal(res.status, status, `${data.slice(0, 40)}: ${await res.text()}`);
+      }
+      for (const body of [
+        '[{"schema":1,"timestamp":2,"data":3}]',
+        '[null]',
+        '{}',
+        '"x"',
+        `[${'['.repeat(50_000)}${']'.repeat(50_000)}]`,
+        '\u0000',
+      ]) {
+        const res = await node.request('PUT', `/inflow/${ACCOUNT}`, { token: tokens.pusher, body });
+        assert.ok(res.status >= 400 && res.status < 500, `${body.slice(0, 40)} answered ${res.status}`);
+      }
+    });
+
+    it('other JSON bodies (sign-in, tokens, query, settings, alerts, incidents, comments) nested 10,000 levels are a 400 naming the limit', async () => {
+      const deep = nested(10_000);
+      for (const [method, url, token] of [
+        ['POST', '/auth/token', undefined],
+        ['POST', `/search/${ACCOUNT}/kusto`, tokens.admin],
+        ['POST', `/search/${ACCOUNT}/kusto/parse`, tokens.admin],
+        ['PUT', `/accounts/${ACCOUNT}/settings/Service.Storage.Compaction.MaxFileSize`, tokens.admin],
+        ['POST', '/auth/pat-token', tokens.admin],
+        ['PUT', `/accounts/${ACCOUNT}/alert-runtime-states/00000000-0000-0000-0000-0000000000aa`, tokens.admin],
+        ['PUT', `/accounts/${ACCOUNT}/incidents/00000000-0000-0000-0000-0000000000ab`, tokens.admin],
+        ['POST', `/accounts/${ACCOUNT}/incidents/00000000-0000-0000-0000-0000000000ab/comments`, tokens.admin],
+      ] as const) {
+        const res = await node.request(method, url, { token, body: `{"query":${deep}}` });
+        assert.equal(res.status, 400, `${method} ${url}`);
+        assert.equal(await message(res), 'The request body nests deeper than 64 levels.');
+      }
+    });
+  });
 });
 
 describe('inflow without a writable worker', function () {

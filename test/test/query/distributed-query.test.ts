@@ -13,11 +13,11 @@ import {
   ChannelPool,
   type Coordinator,
   createLogger,
+  EmbeddedCoordinator,
   type ExecutorLimits,
   StrataError,
   startGrpcServer,
   stopGrpcServer,
-  type WorkerRegistration,
 } from '@strata/common';
 import { testIdentity } from '@strata/common/testing';
 import {
@@ -129,14 +129,14 @@ async function stopWorker(w: TestWorker): Promise<void> {
   rmSync(w.dir, { recursive: true, force: true });
 }
 
-function coordinatorOf(workers: TestWorker[]): Coordinator {
-  const list: WorkerRegistration[] = workers.map((w) => ({
-    endpoint: w.endpoint,
-    freeBytes: 1e12,
-    writable: true,
-    updatedAt: new Date().toISOString(),
-  }));
-  return { listWorkers: async () => list } as unknown as Coordinator;
+/** A real (embedded) coordinator with the workers registered and recorded as holders of ACCOUNT. */
+async function coordinatorOf(workers: TestWorker[]): Promise<Coordinator> {
+  const coordinator = new EmbeddedCoordinator(log);
+  for (const w of workers) {
+    await coordinator.registerWorker({ endpoint: w.endpoint, workerId: w.endpoint, freeBytes: 1e12, writable: true });
+    await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
+  }
+  return coordinator;
 }
 
 /** Rows in comparable form; with `unorderedLists`, list values (make_set has no order) are sorted. */
@@ -177,7 +177,7 @@ describe('distributed queries over worker storage and gRPC', function () {
   });
 
   async function query(workers: TestWorker[], text: string, timeoutMs = 30_000): Promise<QueryResult> {
-    const coordinator = coordinatorOf(workers);
+    const coordinator = await coordinatorOf(workers);
     const catalog = await new SchemaCatalogSource(coordinator, channels).get(ACCOUNT);
     const plan = planQuery(text, catalog, { now: NOW });
     return executePlan(plan, distributedRunner({ coordinator, channels, accountId: ACCOUNT, timeoutMs }), {
@@ -195,7 +195,7 @@ describe('distributed queries over worker storage and gRPC', function () {
   }
 
   it('lists the union of the workers’ schemas, with a column only one worker has', async () => {
-    const catalog = await new SchemaCatalogSource(coordinatorOf(two), channels).get(ACCOUNT);
+    const catalog = await new SchemaCatalogSource(await coordinatorOf(two), channels).get(ACCOUNT);
     const table = catalog.tables.find((t) => t.name === 'app.logs');
     assert.ok(table);
     assert.ok(table.columns.some((c) => c.name === 'extra' && c.type === 'string'));
@@ -276,7 +276,7 @@ describe('distributed queries over worker storage and gRPC', function () {
 
   it('an unknown schema reads as no table; an account without data has none', async () => {
     await assert.rejects(query(two, 'nope | count'), (e: unknown) => e instanceof StrataError && e.kind === 'invalid');
-    const catalog = await new SchemaCatalogSource(coordinatorOf(two), channels).get('00000000-0000-0000-0000-0000000000ff');
+    const catalog = await new SchemaCatalogSource(await coordinatorOf(two), channels).get('00000000-0000-0000-0000-0000000000ff');
     assert.deepEqual(catalog.tables, []);
   });
 

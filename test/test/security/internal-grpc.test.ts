@@ -20,6 +20,7 @@ import {
 } from '@strata/common';
 import { freePort, testTlsDir } from '@strata/common/testing';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
+import { AgentServiceService } from '@strata/proto/agents/v1/agents';
 import { DirectoryServiceService, UpsertUserRequest } from '@strata/proto/directory/v1/directory';
 import { AlertServiceService } from '@strata/proto/incidents/v1/alerts';
 import { GroupServiceService } from '@strata/proto/incidents/v1/groups';
@@ -27,7 +28,10 @@ import { IncidentServiceService } from '@strata/proto/incidents/v1/incidents';
 import { AppendRequest, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import { SegmentServiceService } from '@strata/proto/ingest/v1/segments';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
+import { SavedQueryServiceService } from '@strata/proto/savedqueries/v1/saved_queries';
 import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
+import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
+import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 
 /**
@@ -43,11 +47,15 @@ const DEFINITIONS = [
   IncidentServiceService,
   GroupServiceService,
   AlertServiceService,
+  AgentServiceService,
+  SavedQueryServiceService,
   SettingsServiceService,
+  StoragePolicyServiceService,
   IngestServiceService,
   QueryServiceService,
   SegmentServiceService,
   WorkerServiceService,
+  WorkerStorageServiceService,
 ] as const;
 
 type MethodDef = { path: string; responseStream: boolean; requestSerialize: (v: never) => Buffer };

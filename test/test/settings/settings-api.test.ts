@@ -301,10 +301,19 @@ describe('settings API (gateway + master + worker in one process)', function () 
 
   describe('live executor limits', () => {
     const metric = async (name: string) => {
-      const r = await cluster.request('GET', '/metrics');
+      const r = await cluster.ops('/metrics');
       const line = r.text.split('\n').find((l) => l.startsWith(`${name} `));
       return line === undefined ? undefined : Number(line.slice(name.length + 1));
     };
+
+    it('are served on the ops port only, not on the public API port', async () => {
+      assert.equal((await cluster.ops('/metrics')).status, 200);
+      for (const as of [undefined, 'globalAdmin'] as const) {
+        const r = await cluster.request('GET', '/metrics', as ? { as } : {});
+        assert.equal(r.status, 404, `GET /metrics on the API port as ${as ?? 'anonymous'}`);
+        assert.doesNotMatch(r.text, /strata_/);
+      }
+    });
 
     it('reach the running worker within a few seconds, without restart', async () => {
       assert.equal(await metric('strata_executor_query_max_concurrent'), 10);

@@ -35,6 +35,8 @@ export class SettingsCluster {
 
   static async start(): Promise<SettingsCluster> {
     const node = await startTestNode({
+      // The ops port serves /metrics (the live executor limits are read there).
+      config: { ops: { enable: true, host: '127.0.0.1', port: 0 } },
       accounts: { [ACCOUNT_A]: 'A', [ACCOUNT_B]: 'B' },
       users: Object.entries(USERS).map(([username, u], i) => ({
         userId: `10000000-0000-0000-0000-${String(i + 1).padStart(12, '0')}`,
@@ -59,6 +61,14 @@ export class SettingsCluster {
       this.tokens.set(user, token);
     }
     return token;
+  }
+
+  /** GET on the ops port (metrics), which has no authentication and is not the API port. */
+  async ops(urlPath: string): Promise<Answer> {
+    if (!this.node.opsUrl) throw new Error('the ops server is not enabled');
+    const res = await fetch(this.node.opsUrl + urlPath);
+    const text = await res.text();
+    return { status: res.status, body: undefined, text };
   }
 
   async request(

@@ -2,6 +2,7 @@ import { columnTypeFromProto, implementService, type Logger, StrataError } from 
 import { type AppendRequest, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import type { AppendInput } from '../storage/hot-writer.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
+import type { PlacementRecorder } from './placement-recorder.js';
 
 /** Converts the wire request into the storage engine's input, refusing unknown column types. */
 function appendInputOf(req: AppendRequest): AppendInput {
@@ -26,15 +27,20 @@ function appendInputOf(req: AppendRequest): AppendInput {
   };
 }
 
-/** IngestService of a worker: Append answers once the request is durable. */
-export function ingestService(storage: StorageEngine, log: Logger) {
+/**
+ * IngestService of a worker: Append answers once the request is durable, and only after this
+ * worker is recorded as a holder of the account's data.
+ */
+export function ingestService(storage: StorageEngine, placements: PlacementRecorder, log: Logger) {
   return {
     definition: IngestServiceService,
     implementation: implementService(
       IngestServiceService,
       {
         append: async (req) => {
-          const result = await storage.append(appendInputOf(req));
+          const input = appendInputOf(req);
+          await placements.ensure(input.accountId);
+          const result = await storage.append(input);
           return { rowsStored: result.rowsStored, duplicate: result.duplicate };
         },
       },

@@ -16,9 +16,12 @@ import {
   type ExecutorLimits,
   encodeBatch,
   errorFields,
+  FragmentChecker,
   implementService,
   type Logger,
+  MAX_QUERY_SECONDS,
   type QueryValueType,
+  queryTimeoutMessage,
   runFragment,
   StrataError,
   valueTypeToProto,
@@ -45,6 +48,14 @@ export interface QueryServiceOptions {
   batchRows?: number;
   /** The worker's CPU budget (cpu-budget.ts): DuckDB threads never exceed it. */
   cores?: number;
+  /**
+   * Tests only: run fragments without the whitelist check (fragment-check.ts), to prove the
+   * DuckDB confinement alone refuses what the check would have. Neither the config nor the wire
+   * can set it; the backend role never passes it.
+   */
+  unsafeSkipFragmentCheckForTests?: boolean;
+  /** Longest a fragment runs whatever the caller's deadline (default MAX_QUERY_SECONDS). */
+  maxFragmentMs?: number;
 }
 
 /** The executor limits, kept in step with the settings poller. */
@@ -57,6 +68,26 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
   const limiter = new ExecutorLimiter(settings.current(), options.cores);
   settings.onChange((limits) => limiter.apply(limits));
   const batchRows = options.batchRows ?? 16_384;
+  const checker = options.unsafeSkipFragmentCheckForTests ? undefined : new FragmentChecker();
+  const maxFragmentMs = options.maxFragmentMs ?? MAX_QUERY_SECONDS * 1000;
+
+  /** The call's signal, also aborted once the worker's own budget has passed. */
+  function budgeted(signal: AbortSignal): { signal: AbortSignal; done(): void } {
+    const controller = new AbortController();
+    const seconds = Math.round(maxFragmentMs / 1000);
+    const timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), maxFragmentMs);
+    timer.unref();
+    const onAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    return {
+      signal: controller.signal,
+      done: () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      },
+    };
+  }
   let appliedThreads: number | undefined;
 
   async function* execute(req: ExecuteFragmentRequest, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
@@ -71,6 +102,8 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       const scan = await storage.openScan(accountId, schema, range);
       if (!scan) return; // no rows of this schema here
       try {
+        // Whoever sent it: one read-only SELECT over the scan bound below and nothing else.
+        await checker?.check(scan.connection, statement.sql);
         const threads = limiter.threads();
         if (threads !== appliedThreads) {
           // Instance-wide: DuckDB's threads bound the row groups read at once (Rowgroup.MaxConcurrentRead).
@@ -108,9 +141,14 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       {
         executeFragment: async (req, send, ctx) => {
           const types = req.columns.map((c) => wireTypeFromProto(c.type));
-          for await (const batch of execute(req, ctx.signal)) {
-            const encoded = encodeBatch(batch, types);
-            await send({ rowCount: encoded.rowCount, columns: encoded.columns } satisfies ExecuteFragmentResponse);
+          const budget = budgeted(ctx.signal);
+          try {
+            for await (const batch of execute(req, budget.signal)) {
+              const encoded = encodeBatch(batch, types);
+              await send({ rowCount: encoded.rowCount, columns: encoded.columns } satisfies ExecuteFragmentResponse);
+            }
+          } finally {
+            budget.done();
           }
         },
         listSchemas: async (req) => ({

@@ -127,6 +127,14 @@ export class TableDirectory {
     return ++this.maxId;
   }
 
+  /** Forgets a table whose catalog rows were deleted (a dropped schema); its id is not reused. */
+  remove(tableId: number): void {
+    const table = this.byId.get(tableId);
+    if (!table) return;
+    this.byId.delete(tableId);
+    this.byKey.delete(tableKey(table.accountId, table.schema));
+  }
+
   put(table: TableInfo): void {
     this.byKey.set(tableKey(table.accountId, table.schema), table);
     this.byId.set(table.tableId, table);
@@ -277,6 +285,13 @@ export async function countListedSegments(conn: DuckDBConnection, segmentIds: re
     )
   ).getRowObjectsJS()[0] as { n: bigint };
   return Number(row.n);
+}
+
+/** Unlists a table: its segments, columns and the table row (the caller drops its hot table in the same transaction). */
+export async function deleteTable(conn: DuckDBConnection, tableId: number): Promise<void> {
+  await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
+  await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
+  await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);
 }
 
 export async function deleteSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {

@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
-import { countListedSegments, deleteSegments, insertSegment, type SegmentInfo, selectTableSegments } from './catalog.js';
+import {
+  countListedSegments,
+  deleteSegments,
+  insertSegment,
+  type SegmentInfo,
+  selectTableSegments,
+  type TableInfo,
+} from './catalog.js';
 import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
@@ -51,10 +59,96 @@ export interface CompactRequest {
 }
 
 /**
- * Merges segments of one table into one segment sorted by timestamp, then swaps the catalog in
- * one transaction (old segments unlisted, new one listed). A crash before the swap commits leaves
- * the old set listed and an unlisted new file (deleted at start-up); after it, the new set and
- * unlisted old files. Old files are deleted once no open scan can read them.
+ * Writes the rows of `segments` (of one table) that pass `keepWhere` (SQL over the table's
+ * columns, '' for all) into one new segment sorted by timestamp, checks the row count, then swaps
+ * the catalog in one transaction (old segments unlisted, new one listed). A crash before the swap
+ * commits leaves the old set listed and an unlisted new file (deleted at start-up); after it, the
+ * new set and unlisted old files. Old files are deleted once no open scan can read them.
+ *
+ * Fails with 'precondition_failed' when a segment is no longer listed (nothing changes). The
+ * caller holds the table's compaction lock and gives the connection.
+ */
+export async function rewriteSegments(
+  ctx: StorageContext,
+  conn: DuckDBConnection,
+  table: TableInfo,
+  segments: readonly SegmentInfo[],
+  keepWhere: string,
+): Promise<SegmentInfo> {
+  const ids = segments.map((s) => s.segmentId);
+  const segmentId = randomUUID();
+  const fileName = segmentFileName(table.tableId, segmentId);
+  const finalPath = path.join(ctx.paths.segments, fileName);
+  const tmpPath = `${finalPath}.tmp`;
+  let published = false;
+  try {
+    const columns = ctx.tables.getById(table.tableId)!.columns.map((c) => ({ ...c }));
+    const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
+    const kept = keepWhere === '' ? '' : ` WHERE ${keepWhere}`;
+    await mkdir(path.dirname(finalPath), { recursive: true });
+    await conn.run(
+      `COPY (SELECT * FROM (${union})${kept} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`,
+    );
+    const expected = kept
+      ? Number(
+          ((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n,
+        )
+      : segments.reduce((n, s) => n + s.rowCount, 0);
+    const written = (
+      await conn.runAndReadAll(
+        `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM read_parquet(${quoteLiteral(tmpPath)})`,
+      )
+    ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
+    const rowCount = Number(written.n);
+    if (rowCount !== expected)
+      throw new StrataError('internal', `A segment rewrite wrote ${written.n} rows instead of ${expected}.`);
+    await publishFile(tmpPath, finalPath);
+    published = true;
+    const byteSize = (await stat(finalPath)).size;
+    ctx.guard.noteWritten(byteSize);
+    const rewritten: SegmentInfo = {
+      segmentId,
+      tableId: table.tableId,
+      accountId: table.accountId,
+      schema: table.schema,
+      fileName,
+      minTsUs: written.lo === null ? null : Number(written.lo),
+      maxTsUs: written.hi === null ? null : Number(written.hi),
+      rowCount,
+      byteSize,
+      columns,
+      createdAtMs: Date.now(),
+    };
+
+    // The swap. The table lock keeps a seal of this table from committing in between (both
+    // write strata_segments); the caller's compaction lock keeps other rewrites of the table out.
+    const releaseTable = await ctx.tableLocks.lock(table.tableId);
+    try {
+      await conn.run('BEGIN TRANSACTION');
+      try {
+        if ((await countListedSegments(conn, ids)) !== ids.length)
+          throw new StrataError('precondition_failed', 'Some segments to rewrite are no longer listed.');
+        await deleteSegments(conn, ids);
+        await insertSegment(conn, rewritten);
+        await ctx.catalogChanges.commit(conn);
+      } catch (err) {
+        await conn.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      releaseTable();
+    }
+    ctx.reclaimer.retire(segments.map((s) => path.join(ctx.paths.segments, s.fileName)));
+    return rewritten;
+  } catch (err) {
+    await unlink(published ? finalPath : tmpPath).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Merges segments of one table into one segment (rewriteSegments), leaving behind rows past
+ * retention: this is where segments straddling the cut lose them.
  *
  * Fails with 'precondition_failed' when a named segment is not (or no longer) listed: the plan
  * was stale, and nothing changes.
@@ -73,75 +167,27 @@ export async function compactSegments(
 
   const releaseCompaction = await compactionLocks.lock(table.tableId);
   const conn = await ctx.instance.connect();
-  const segmentId = randomUUID();
-  const fileName = segmentFileName(table.tableId, segmentId);
-  const finalPath = path.join(ctx.paths.segments, fileName);
-  const tmpPath = `${finalPath}.tmp`;
-  let published = false;
   try {
     const listed = await selectTableSegments(conn, table.tableId);
     const wanted = new Set(ids);
     const segments = listed.filter((s) => wanted.has(s.segmentId));
     if (segments.length !== ids.length)
       throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
-
-    const columns = ctx.tables.getById(table.tableId)!.columns.map((c) => ({ ...c }));
-    const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
-    await mkdir(path.dirname(finalPath), { recursive: true });
-    await conn.run(`COPY (SELECT * FROM (${union}) ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
-    const rowCount = segments.reduce((n, s) => n + s.rowCount, 0);
-    const written = (
-      await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(tmpPath)})`)
-    ).getRowObjectsJS()[0] as { n: bigint };
-    if (Number(written.n) !== rowCount)
-      throw new StrataError('internal', `Compaction wrote ${written.n} rows instead of ${rowCount}.`);
-    await publishFile(tmpPath, finalPath);
-    published = true;
-    const byteSize = (await stat(finalPath)).size;
-    ctx.guard.noteWritten(byteSize);
-    const mins = segments.map((s) => s.minTsUs).filter((v): v is number => v !== null);
-    const maxs = segments.map((s) => s.maxTsUs).filter((v): v is number => v !== null);
-    const merged: SegmentInfo = {
-      segmentId,
-      tableId: table.tableId,
-      accountId: table.accountId,
-      schema: table.schema,
-      fileName,
-      minTsUs: mins.length ? Math.min(...mins) : null,
-      maxTsUs: maxs.length ? Math.max(...maxs) : null,
-      rowCount,
-      byteSize,
-      columns,
-      createdAtMs: Date.now(),
-    };
-
-    // The swap. The table lock keeps a seal of this table from committing in between (both
-    // write strata_segments); the compaction lock keeps other compactions of the table out.
-    const releaseTable = await ctx.tableLocks.lock(table.tableId);
-    try {
-      await conn.run('BEGIN TRANSACTION');
-      try {
-        if ((await countListedSegments(conn, ids)) !== ids.length)
-          throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
-        await deleteSegments(conn, ids);
-        await insertSegment(conn, merged);
-        await ctx.catalogChanges.commit(conn);
-      } catch (err) {
-        await conn.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    } finally {
-      releaseTable();
-    }
-    ctx.reclaimer.retire(segments.map((s) => path.join(ctx.paths.segments, s.fileName)));
+    // (Checked integer microseconds, so inlining the bound is safe.)
+    const cutoffUs = ctx.retention.cutoffUs(table.accountId, table.schema);
+    const keep = cutoffUs === undefined ? '' : `"timestamp" >= make_timestamp(${Math.trunc(cutoffUs)}::BIGINT)`;
+    const merged = await rewriteSegments(ctx, conn, table, segments, keep);
     ctx.log.info(
-      { accountId: table.accountId, schema: table.schema, merged: segments.length, rows: rowCount, bytes: byteSize },
+      {
+        accountId: table.accountId,
+        schema: table.schema,
+        merged: segments.length,
+        rows: merged.rowCount,
+        bytes: merged.byteSize,
+      },
       'segments compacted',
     );
     return merged;
-  } catch (err) {
-    await unlink(published ? finalPath : tmpPath).catch(() => undefined);
-    throw err;
   } finally {
     conn.closeSync();
     releaseCompaction();

@@ -52,6 +52,16 @@ function checkRange(range: ScanRange): { fromUs?: number; toUs?: number } {
   return out;
 }
 
+/**
+ * Narrows a scan to what retention keeps: rows older than the cut are never returned, also while
+ * they still wait on disk for the retention pass (lifecycle.ts).
+ */
+function withRetention(range: { fromUs?: number; toUs?: number }, cutoffUs: number | undefined) {
+  if (cutoffUs === undefined) return range;
+  const floor = Math.trunc(cutoffUs);
+  return { ...range, fromUs: range.fromUs === undefined ? floor : Math.max(range.fromUs, floor) };
+}
+
 function rangeWhere(r: { fromUs?: number; toUs?: number }): string {
   // Numbers only (checked integers), so inlining them in the view text is safe.
   const conds: string[] = [];
@@ -130,7 +140,7 @@ export async function openSnapshot(
         if (generation !== undefined) ctx.catalogChanges.remember(generation, key, table);
       }
       if (table === null) continue;
-      const range = ranges[i]!;
+      const range = withRetention(ranges[i]!, ctx.retention.cutoffUs(accountId, request.schema));
       const where = rangeWhere(range);
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
       const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];

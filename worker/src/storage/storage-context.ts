@@ -4,6 +4,7 @@ import type { TableDirectory } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import type { KeyedMutex } from './keyed-mutex.js';
+import type { RetentionRules } from './retention-rules.js';
 import type { SegmentReclaimer } from './segment-reclaimer.js';
 
 /** What the parts of the storage engine (writer, sealer, compactor, scans) share. */
@@ -16,6 +17,8 @@ export interface StorageContext {
   /** Catalog commits go through it; scans reuse catalog reads while it reports no change. */
   catalogChanges: CatalogChanges;
   guard: FreeSpaceGuard;
+  /** Retention in force: scans never return older rows, maintenance deletes them. */
+  retention: RetentionRules;
   paths: StoragePaths;
   log: Logger;
 }

@@ -3,7 +3,15 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import { errorFields, type Logger, quoteIdentifier, StrataError } from '@strata/common';
+import {
+  confineDuckDB,
+  errorFields,
+  FragmentChecker,
+  type FragmentStatement,
+  type Logger,
+  quoteIdentifier,
+  StrataError,
+} from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
@@ -12,6 +20,9 @@ import type { FreeSpaceGuard } from './free-space-guard.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
 import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
+import { type Deleted, dropTable, expireTable } from './lifecycle.js';
+import { type PurgeProgress, purgeStep } from './purge.js';
+import { RetentionRules } from './retention-rules.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
@@ -36,6 +47,8 @@ export interface StorageTuning {
   idempotencyMaxKeys: number;
   /** Group commit takes queued requests up to this many rows per transaction. */
   maxGroupRows: number;
+  /** How often rows past retention are deleted (a changed policy triggers a pass at once). */
+  retentionIntervalMs: number;
   /** Extra DuckDB settings of the hot buffer instance. */
   duckdbSettings: Record<string, string>;
 }
@@ -48,6 +61,7 @@ const DEFAULT_STORAGE_TUNING: StorageTuning = {
   idempotencyRetentionMs: 24 * 3600 * 1000,
   idempotencyMaxKeys: 1_000_000,
   maxGroupRows: 200_000,
+  retentionIntervalMs: 30_000,
   duckdbSettings: {},
 };
 
@@ -61,6 +75,18 @@ export interface StorageEngineOptions {
 }
 
 /** Result of openScan: one relation over the hot rows and segments of one schema. */
+/** What a worker holds of one schema of an account (DescribeStorage). */
+export interface SchemaUsage {
+  schema: string;
+  hotRows: number;
+  segmentRows: number;
+  segments: number;
+  segmentBytes: number;
+  /** µs since the epoch; 0 without rows. */
+  minTimestampUs: number;
+  maxTimestampUs: number;
+}
+
 export interface ScanHandle {
   connection: DuckDBConnection;
   relation: string;
@@ -126,6 +152,9 @@ export class StorageEngine {
   private lastCheckpoint = Date.now();
   private dirtySinceCheckpoint = false;
   private lastPrune = 0;
+  private lastExpiry = 0;
+  private readonly purgeClean = new Map<string, Set<string>>();
+  private readonly checker = new FragmentChecker();
   private maxTermSeen = 0;
   private closed = false;
 
@@ -192,6 +221,10 @@ export class StorageEngine {
       // extension, which must be loaded first.
       await writerConn.run('LOAD parquet');
       await writerConn.run('SET GLOBAL parquet_metadata_cache = true');
+      // Last: from here on this instance reaches only its segments and batch/spill files, and no
+      // statement (query fragments included) can change that. `threads` follows the executor
+      // settings live (query-service.ts).
+      await confineDuckDB(writerConn, { allowedDirectories: [paths.segments, paths.tmp], allowedConfigs: ['threads'] });
       const maintenanceConn = await instance.connect();
       for (const ddl of CATALOG_DDL) await writerConn.run(ddl);
       const tables = await TableDirectory.load(writerConn);
@@ -204,6 +237,7 @@ export class StorageEngine {
         ),
         catalogChanges: new CatalogChanges(),
         guard: options.guard,
+        retention: new RetentionRules(),
         paths,
         log: options.log,
       };
@@ -257,6 +291,11 @@ export class StorageEngine {
     return this.ctx.paths;
   }
 
+  /** Free bytes on the data path at the free-space guard's last check. */
+  get freeBytes(): number {
+    return this.ctx.guard.freeBytes;
+  }
+
   /** Stores an append durably; resolves once committed (see HotWriter). */
   async append(input: AppendInput): Promise<AppendResult> {
     const m = workerMetrics();
@@ -306,6 +345,11 @@ export class StorageEngine {
     return tracked;
   }
 
+  /** Every account this worker holds a table of (hot rows or segments). */
+  listAccounts(): string[] {
+    return [...new Set(this.ctx.tables.all().map((t) => t.accountId))].sort();
+  }
+
   /** See the class comment. */
   listSchemas(accountId: string): SchemaDescription[] {
     return this.ctx.tables
@@ -351,6 +395,168 @@ export class StorageEngine {
     await this.writeGate.with('writes', () => this.maintenanceConn.run('CHECKPOINT'));
     this.lastCheckpoint = Date.now();
     this.dirtySinceCheckpoint = false;
+  }
+
+  /**
+   * Puts a retention policy in force: scans stop returning older rows at once; maintenance deletes
+   * them (a pass runs at its next turn when the policy changed).
+   */
+  setRetention(rules: RetentionRules): void {
+    if (this.ctx.retention.sameAs(rules)) return;
+    this.ctx.retention = rules;
+    this.lastExpiry = 0;
+  }
+
+  /** Deletes rows past retention in every table now; returns what went. */
+  async expireNow(nowMs = Date.now()): Promise<Deleted> {
+    const total: Deleted = { rows: 0, segments: 0, bytes: 0 };
+    for (const table of this.ctx.tables.all()) {
+      if (this.closed) break;
+      const cutoffUs = this.ctx.retention.cutoffUs(table.accountId, table.schema, nowMs);
+      if (cutoffUs === undefined) continue;
+      const gone = await this.deleting(table, (conn) => expireTable(this.ctx, conn, table, cutoffUs));
+      if (gone.rows > 0 || gone.segments > 0) {
+        this.ctx.log.info({ accountId: table.accountId, schema: table.schema, ...gone }, 'rows past retention deleted');
+        workerMetrics().expiredRows.inc(gone.rows);
+      }
+      total.rows += gone.rows;
+      total.segments += gone.segments;
+      total.bytes += gone.bytes;
+    }
+    this.lastExpiry = Date.now();
+    await this.refreshUsageGauges();
+    return total;
+  }
+
+  /** Per account and schema rows and bytes as gauges (from the catalog and the hot-row counts). */
+  private async refreshUsageGauges(): Promise<void> {
+    const m = workerMetrics();
+    m.storedRows.reset();
+    m.storedBytes.reset();
+    const segments = await this.listSegments();
+    for (const table of this.ctx.tables.all()) {
+      const own = segments.filter((s) => s.tableId === table.tableId);
+      const labels = { account: table.accountId, schema: table.schema };
+      m.storedRows.set(labels, own.reduce((n, s) => n + s.rowCount, 0) + (this.hot.get(table.tableId)?.rows ?? 0));
+      m.storedBytes.set(
+        labels,
+        own.reduce((n, s) => n + s.byteSize, 0),
+      );
+    }
+  }
+
+  /** Deletes a schema of an account (every row and segment); a later append creates it afresh. */
+  async dropSchema(accountId: string, schema: string): Promise<Deleted> {
+    const table = this.ctx.tables.get(accountId, schema);
+    if (!table) return { rows: 0, segments: 0, bytes: 0 };
+    const gone = await this.deleting(table, (conn) => dropTable(this.ctx, conn, table));
+    this.ctx.log.info({ accountId, schema, ...gone }, 'schema dropped');
+    return gone;
+  }
+
+  /**
+   * One step of a purge job (purge.ts): matching hot rows, then up to `maxSegments` segments.
+   * Segments found clean are remembered per job in memory (bounded), so a job's steps move on.
+   */
+  async purgeStep(
+    jobId: string,
+    accountId: string,
+    schema: string,
+    statement: FragmentStatement,
+    maxSegments: number,
+  ): Promise<PurgeProgress> {
+    const table = this.ctx.tables.get(accountId, schema);
+    if (!table) return { rowsExamined: 0, rowsRemoved: 0, segmentsDone: 0, segmentsTotal: 0, finished: true };
+    let clean = this.purgeClean.get(jobId);
+    if (!clean) {
+      clean = new Set();
+      this.purgeClean.set(jobId, clean);
+      if (this.purgeClean.size > 100) this.purgeClean.delete(this.purgeClean.keys().next().value as string);
+    }
+    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const progress = await purgeStep(this.ctx, conn, table, statement, this.checker, clean, Math.max(1, maxSegments), (work) =>
+        this.writeGate.with('writes', work),
+      );
+      const r = (
+        await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
+      ).getRowObjectsJS()[0] as { n: bigint };
+      const h = this.hot.get(table.tableId);
+      if (r.n === 0n) this.hot.delete(table.tableId);
+      else if (h) h.rows = Number(r.n);
+      this.updateHotGauge();
+      this.dirtySinceCheckpoint = true;
+      if (progress.finished) this.purgeClean.delete(jobId);
+      if (progress.rowsRemoved > 0) this.ctx.log.info({ jobId, accountId, schema, ...progress }, 'purge step removed rows');
+      return progress;
+    } finally {
+      conn.closeSync();
+      releaseCompaction();
+    }
+  }
+
+  /** What this worker holds of each schema of an account (usage figures). */
+  async describe(accountId: string): Promise<SchemaUsage[]> {
+    const segments = await this.listSegments(accountId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const out: SchemaUsage[] = [];
+      for (const table of this.ctx.tables.ofAccount(accountId)) {
+        const hot = (
+          await conn.runAndReadAll(
+            `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM ${quoteIdentifier(table.hotTable)}`,
+          )
+        ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
+        const own = segments.filter((s) => s.tableId === table.tableId);
+        const los = [...own.map((s) => s.minTsUs), hot.lo === null ? null : Number(hot.lo)].filter(
+          (v): v is number => v !== null,
+        );
+        const his = [...own.map((s) => s.maxTsUs), hot.hi === null ? null : Number(hot.hi)].filter(
+          (v): v is number => v !== null,
+        );
+        out.push({
+          schema: table.schema,
+          hotRows: Number(hot.n),
+          segmentRows: own.reduce((n, s) => n + s.rowCount, 0),
+          segments: own.length,
+          segmentBytes: own.reduce((n, s) => n + s.byteSize, 0),
+          minTimestampUs: los.length ? Math.min(...los) : 0,
+          maxTimestampUs: his.length ? Math.max(...his) : 0,
+        });
+      }
+      return out.sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  /**
+   * Runs a deletion of one table with no seal, compaction or group commit of it in between, on a
+   * connection of its own, then recounts the table's hot rows.
+   */
+  private async deleting(table: TableInfo, work: (conn: DuckDBConnection) => Promise<Deleted>): Promise<Deleted> {
+    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
+    const conn = await this.ctx.instance.connect();
+    try {
+      const gone = await this.writeGate.with('writes', () => work(conn));
+      if (this.ctx.tables.getById(table.tableId)) {
+        const r = (
+          await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
+        ).getRowObjectsJS()[0] as { n: bigint };
+        const h = this.hot.get(table.tableId);
+        if (r.n === 0n) this.hot.delete(table.tableId);
+        else if (h) h.rows = Number(r.n);
+      } else {
+        this.hot.delete(table.tableId);
+      }
+      this.updateHotGauge();
+      this.dirtySinceCheckpoint = true;
+      return gone;
+    } finally {
+      conn.closeSync();
+      releaseCompaction();
+    }
   }
 
   /** Approximate count of unsealed rows per schema of an account (for tests and metrics). */
@@ -441,6 +647,7 @@ export class StorageEngine {
     }
     if (this.dirtySinceCheckpoint && (sealed || Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs))
       await this.checkpoint();
+    if (Date.now() - this.lastExpiry >= this.tuning.retentionIntervalMs) await this.expireNow();
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();
       await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);

@@ -1,14 +1,17 @@
 /**
  * The fragment runner of a real cluster: each fragment goes to every registered worker
- * (coordinator.listWorkers(); a worker that refuses writes still holds data), their result
- * streams are merged as they arrive, and a failure or an abort cancels every worker's call (the
- * worker interrupts its statement). A worker that does not answer fails the query: an answer
- * missing a worker's rows would be wrong.
+ * (a worker that refuses writes still holds data), their result streams are merged as they
+ * arrive, and a failure or an abort cancels every worker's call (the worker interrupts its
+ * statement). Which workers must answer is the query's QueryCoverage: a holder of the account's
+ * data that does not answer fails the query with 503 naming it, unless the request allowed a
+ * partial answer (then its rows are left out and it is listed); a worker that holds nothing of
+ * the account may fail without changing the answer.
  */
 import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { FragmentRunner } from '../exec/executor.js';
 import type { FragmentSpec, SingleWorkerSpec } from '../plan/planner.js';
+import { QueryCoverage } from '../query-coverage.js';
 import { fragmentRequest, responseBatch } from './worker-protocol.js';
 
 export interface DistributedRunnerOptions {
@@ -17,6 +20,8 @@ export interface DistributedRunnerOptions {
   accountId: string;
   /** gRPC deadline of each worker call (the query's own timeout also aborts them). */
   timeoutMs: number;
+  /** Who must answer; default: resolved once for this query, no partial answers. */
+  coverage?: QueryCoverage;
 }
 
 /**
@@ -55,20 +60,23 @@ async function* mergeStreams<T>(sources: AsyncIterable<T>[], stop: () => void): 
 }
 
 export function distributedRunner(options: DistributedRunnerOptions): FragmentRunner {
-  // One runner serves one query: its fragments all go to the same worker list, read once.
-  let workerList: Promise<WorkerRegistration[]> | undefined;
-  const listWorkers = () => {
-    workerList ??= options.coordinator.listWorkers();
-    return workerList;
+  // One runner serves one query: its fragments all go to the same workers, resolved once.
+  let resolved: Promise<QueryCoverage> | undefined;
+  const coverage = () => {
+    resolved ??= options.coverage
+      ? Promise.resolve(options.coverage)
+      : QueryCoverage.resolve(options.coordinator, options.accountId, false);
+    return resolved;
   };
   const runner: FragmentRunner = async function* (fragment: FragmentSpec, signal: AbortSignal) {
-    yield* run(options, fragment, signal, await listWorkers());
+    const c = await coverage();
+    yield* run(options, fragment, signal, c.workers, c);
   };
   runner.single = async (statement, signal) => {
     // One registered worker holds every row: it can answer the whole query itself.
-    const workers = await listWorkers();
-    if (workers.length !== 1) return undefined;
-    return run(options, statement, signal, workers);
+    const c = await coverage();
+    if (c.workers.length !== 1) return undefined;
+    return run(options, statement, signal, c.workers, c);
   };
   return runner;
 }
@@ -77,9 +85,9 @@ async function* run(
   options: DistributedRunnerOptions,
   fragment: SingleWorkerSpec,
   signal: AbortSignal,
-  known?: WorkerRegistration[],
+  workers: WorkerRegistration[],
+  coverage: QueryCoverage,
 ): AsyncGenerator<ColumnBatch> {
-  const workers = known ?? (await options.coordinator.listWorkers());
   if (workers.length === 0) return;
   const request = fragmentRequest(options.accountId, fragment);
   const calls = new AbortController();
@@ -95,10 +103,9 @@ async function* run(
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         if (err instanceof StrataError && (err.kind === 'unavailable' || err.kind === 'internal')) {
-          throw new StrataError('unavailable', `Worker ${w.endpoint} could not run the query: ${err.message}`, {
-            cause: err,
-            retryAfterSeconds: 5,
-          });
+          // Returns when the answer may go on without this worker; throws the 503 otherwise.
+          coverage.workerFailed(w, err);
+          return;
         }
         throw err;
       }

@@ -6,7 +6,15 @@
  */
 
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { bindValues, inlineParams, queryFailure, quoteIdentifier, StrataError, type WireValue } from '@strata/common';
+import {
+  bindValues,
+  inlineParams,
+  queryFailure,
+  queryTimeoutMessage,
+  quoteIdentifier,
+  StrataError,
+  type WireValue,
+} from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
 import type { ParamValue, RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
@@ -59,10 +67,7 @@ export async function executePlanColumnar(
   let timer: NodeJS.Timeout | undefined;
   if (options.timeoutMs !== undefined) {
     const seconds = Math.round(options.timeoutMs / 1000);
-    timer = setTimeout(
-      () => controller.abort(new StrataError('timeout', `The query did not finish within ${seconds} seconds.`)),
-      options.timeoutMs,
-    );
+    timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), options.timeoutMs);
   }
   try {
     const columns =

@@ -6,7 +6,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { registerKustoFunctions } from '@strata/common';
+import { confineDuckDB, registerKustoFunctions } from '@strata/common';
 
 export interface MergeDatabaseOptions {
   /** DuckDB worker threads for merges (default: DuckDB's own choice, the core count). */
@@ -24,10 +24,20 @@ export class MergeDatabase {
     this.instance ??= (async () => {
       // Spill files go to the OS temp directory: DuckDB's default (`.tmp` under the working
       // directory) is read-only in the chart's pods.
-      const config: Record<string, string> = { temp_directory: path.join(tmpdir(), 'strata-merge') };
+      const spill = path.join(tmpdir(), 'strata-merge');
+      const config: Record<string, string> = { temp_directory: spill };
       if (this.options.threads) config.threads = String(this.options.threads);
       if (this.options.memoryLimit) config.memory_limit = this.options.memoryLimit;
-      return DuckDBInstance.create(':memory:', config);
+      const instance = await DuckDBInstance.create(':memory:', config);
+      // Merges read only their connection's temp tables: no file but the spill directory is
+      // reachable and no statement can change the configuration (docs/decisions/0008-fragment-safety.md).
+      const setup = await instance.connect();
+      try {
+        await confineDuckDB(setup, { allowedDirectories: [spill] });
+      } finally {
+        setup.closeSync();
+      }
+      return instance;
     })();
     return this.instance;
   }

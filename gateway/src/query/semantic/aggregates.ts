@@ -377,6 +377,47 @@ export function varianceDef(kind: 'stdev' | 'variance' | 'stdevp' | 'variancep')
   };
 }
 
+/** binary_all_and / _or / _xor: the bitwise combination of the group's longs (each merges itself). */
+export function binaryAllDef(op: 'and' | 'or' | 'xor'): AggregateDef {
+  return (call, row, env) => {
+    args(call, 1);
+    const x = row.bind(call.args[0] as Expr);
+    if (x.type !== 'long') throw queryError(`The argument of '${call.name}' must be a long; this is a ${x.type}.`, x.span);
+    const fn = (v: Sql) => (op === 'and' ? sql`bit_and(${v})` : op === 'or' ? sql`bit_or(${v})` : sql`bit_xor(${v})`);
+    return single(env, sql`${fn(x.sql)}${filterClause(env)}`, 'BIGINT', fn, 'long');
+  };
+}
+
+/**
+ * make_bag: the property bags of the group merged into one (other values are ignored). Kusto
+ * keeps an arbitrary value when a key repeats; here the smallest by its JSON text, so the answer
+ * does not depend on how rows are spread over workers. Partial state: the worker's bags as a
+ * JSON list.
+ */
+export const makeBagDef: AggregateDef = (call, row, env) => {
+  args(call, 1, 2);
+  const x = row.bind(call.args[0] as Expr);
+  if (x.type !== 'dynamic') throw queryError(`The argument of '${call.name}' must be dynamic; this is a ${x.type}.`, x.span);
+  let max: bigint | undefined;
+  if (call.args[1]) {
+    const m = row.bind(call.args[1]);
+    if (m.value?.type !== 'long' || m.value.value === null || m.value.value < 1n)
+      throw queryError(`The size limit of '${call.name}' must be a positive constant integer.`, m.span);
+    max = m.value.value;
+  }
+  const partialSql = sql`coalesce(to_json(list(${x.sql})${filterClause(env, sql`json_type(${x.sql}) = 'OBJECT'`)}), '[]')`;
+  const finalOf = (p: Sql) => {
+    const entries = sql`list_sort(flatten(list_transform(${mergedJsonList(p)}, b -> map_entries(CAST(b AS MAP(VARCHAR, JSON))))))`;
+    // Sorted by key, then value text: the first entry of each key wins.
+    let unique = sql`list_filter(e, (x, i) -> i = 1 OR e[i - 1].key <> x.key)`;
+    if (max !== undefined) unique = sql`list_slice(${unique}, 1, ${int(max)})`;
+    // The entries are named `e` through a one-element list (no subquery in the statement).
+    const bag = sql`list_transform([${entries}], e -> CAST(to_json(map_from_entries(${unique})) AS JSON))[1]`;
+    return sql`coalesce(${bag}, CAST('{}' AS JSON))`;
+  };
+  return single(env, partialSql, 'VARCHAR', finalOf, 'dynamic');
+};
+
 /**
  * The `…if` form of an aggregate: the condition is the second argument; only rows where it holds
  * enter the partial states (so merging stays the base aggregate's merge).

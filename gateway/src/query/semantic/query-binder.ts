@@ -601,6 +601,16 @@ export class QueryBinder {
         const ordered = [...first, ...columns.filter((c) => !first.includes(c))];
         return { kind: 'project', input, outputs: ordered.map((c) => ({ col: c, sql: identOf(c) })), columns: ordered };
       }
+      case 'sample': {
+        // Rows ordered by a random key, then the first N: on many workers each keeps its N
+        // smallest keys and the merge the N smallest of those, which are the N smallest overall,
+        // so every row (or distinct value) is equally likely wherever it is stored.
+        const count = this.constCount(op.count, op.of ? 'sample-distinct' : 'sample');
+        const base = op.of ? this.summarize(input, columns, [], [{ expr: op.of, span: op.of.span }], op.span) : input;
+        const keys: SortSpec[] = [{ sql: sql`random()`, type: 'real', descending: false, nullsFirst: false }];
+        const sorted: Rel = { kind: 'sort', input: base, keys, columns: relColumns(base) };
+        return { kind: 'limit', input: sorted, count, columns: relColumns(base) };
+      }
       case 'getschema': {
         const out = GETSCHEMA_COLUMNS.map(([name, type]) => this.newColumn(name, type));
         const rows = columns.map((c, i) => [

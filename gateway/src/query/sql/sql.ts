@@ -50,6 +50,11 @@ export const ts = (micros: bigint): Param => param('TIMESTAMP', micros);
 
 export const ident = (name: string): Ident => new Ident(name);
 
+/** True when the SQL names a column (an Ident anywhere in it), i.e. its value can differ per row. */
+export function readsColumns(s: Sql): boolean {
+  return s.values.some((v) => v instanceof Ident || (v instanceof Sql && readsColumns(v)));
+}
+
 /** Joins parts with a separator taken from this code base (a comma, AND, UNION ALL …). */
 export function join(parts: readonly SqlPart[], separator: ', ' | ' AND ' | ' OR ' | ' UNION ALL ' | ' '): Sql {
   if (parts.length === 0) return EMPTY;

@@ -70,6 +70,8 @@ export type Operator =
       span: Span;
     }
   | { kind: 'getschema'; span: Span }
+  /** `sample N` and `sample-distinct N of e`: N random rows (distinct values of e). */
+  | { kind: 'sample'; count: Expr; of?: Expr; span: Span }
   | { kind: 'distinct'; items: NamedExpr[]; span: Span }
   | { kind: 'take'; count: Expr; span: Span }
   | { kind: 'sort'; keys: SortKey[]; span: Span }

@@ -545,6 +545,12 @@ class Converter {
           }),
           span,
         };
+      case 'SampleOperator':
+        this.noParameters(node, 'sample');
+        return { kind: 'sample', count: this.expr(req(node, 'Expression')), span };
+      case 'SampleDistinctOperator':
+        this.noParameters(node, 'sample-distinct');
+        return { kind: 'sample', count: this.expr(req(node, 'Expression')), of: this.expr(req(node, 'OfExpression')), span };
       case 'GetSchemaOperator':
         this.noParameters(node, 'getschema');
         return { kind: 'getschema', span };

@@ -141,6 +141,61 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
       call,
     );
   },
+  array_index_of: (args, call) => {
+    if (args.length > 2)
+      throw queryError(
+        `'${call.name}' with start, length or occurrence is not supported; pass the array and the value.`,
+        call.span,
+      );
+    arity(call, args.length, 2, 2);
+    const v = dyn(args[0] as Bound, call);
+    const e = element(args[1] as Bound, call);
+    // 0-based position of the first element equal to the value (by JSON), -1 when absent.
+    return result(
+      'long',
+      sql`(CASE WHEN ${isArray(v)} THEN CAST(coalesce(list_position(${texts(asList(v))}, CAST(${e} AS VARCHAR)), 0) - 1 AS BIGINT) END)`,
+      call,
+    );
+  },
+  bag_remove_keys: (args, call) => {
+    arity(call, args.length, 2, 2);
+    const v = dyn(args[0] as Bound, call);
+    const keys = args[1] as Bound;
+    if (keys.value?.type === 'dynamic' && keys.value.value !== null) {
+      const parsed: unknown = JSON.parse(keys.value.value);
+      if (Array.isArray(parsed) && parsed.some((k) => typeof k === 'string' && k.startsWith('$')))
+        throw queryError(`'${call.name}' with JSONPath keys is not supported; pass the top-level keys.`, keys.span);
+    }
+    const k = dyn(keys, call);
+    const kept = sql`list_filter(map_entries(CAST(${v} AS MAP(VARCHAR, JSON))), x -> NOT list_contains(list_transform(CAST(${k} AS JSON[]), y -> json_extract_string(y, '$')), x.key))`;
+    return result(
+      'dynamic',
+      sql`(CASE WHEN json_type(${v}) = 'OBJECT' AND ${isArray(k)} THEN CAST(to_json(map_from_entries(${kept})) AS JSON) END)`,
+      call,
+    );
+  },
+  zip: (args, call) => {
+    arity(call, args.length, 2, 64);
+    const vs = args.map((a) => dyn(a, call));
+    const all = join(
+      vs.map((v) => isArray(v)),
+      ' AND ',
+    );
+    // One array per position, as long as the longest input; shorter inputs give null.
+    const longest = sql`greatest(${join(
+      vs.map((v) => sql`CAST(json_array_length(${v}) AS BIGINT)`),
+      ', ',
+    )})`;
+    const row = sql`json_array(${join(
+      vs.map((v) => sql`${asList(v)}[i + 1]`),
+      ', ',
+    )})`;
+    return result(
+      'dynamic',
+      sql`(CASE WHEN ${all} THEN ${toArray(sql`list_transform(range(0, ${longest}), i -> ${row})`)} END)`,
+      call,
+    );
+  },
   set_union: (args, call) => setOf('union', args, call),
   set_intersect: (args, call) => setOf('intersect', args, call),
   set_difference: (args, call) => setOf('difference', args, call),
@@ -191,6 +246,21 @@ export const DYNAMIC_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     'dynamic array from start to end inclusive (0-based, negative from the end, clamped)',
   ),
   fn('array_sum', ['array_sum(array: dynamic): real'], 'real; null when an element is not a number or for a non-array'),
+  fn(
+    'array_index_of',
+    ['array_index_of(array: dynamic, value: any): long'],
+    'long: the 0-based position of the first equal element, -1 when absent; null for a non-array',
+  ),
+  fn(
+    'bag_remove_keys',
+    ['bag_remove_keys(bag: dynamic, keys: dynamic): dynamic'],
+    'dynamic bag without the given top-level keys; null for a non-bag',
+  ),
+  fn(
+    'zip',
+    ['zip(array1: dynamic, array2: dynamic, ...): dynamic'],
+    'dynamic array of arrays, one per position (shorter inputs give null)',
+  ),
   fn(
     'set_has_element',
     ['set_has_element(set: dynamic, value: any): bool'],

@@ -1,0 +1,85 @@
+/**
+ * Which workers one query (or schema listing) must hear from, and what it left out.
+ *
+ * The workers that hold an account's data are known from its placements (coordinator; written by
+ * a worker before it acknowledges its first write for the account). A request is answered only
+ * when every holder answered, or — when the caller asked for it with `allowPartial` — with the
+ * holders that did not answer listed, so an answer never silently misses data
+ * (docs/decisions/0009-leadership-and-placement.md). Registered workers that hold nothing of the
+ * account are still asked (they answer nothing), and their failure does not matter.
+ */
+import { type Coordinator, coverageOf, type Placement, StrataError, type WorkerRegistration } from '@strata/common';
+
+/** A holder the answer is missing. */
+export interface MissingWorker {
+  endpoint: string;
+  workerId: string;
+}
+
+export class QueryCoverage {
+  private readonly left = new Map<string, MissingWorker>();
+
+  private constructor(
+    /** The registered workers to ask. */
+    readonly workers: WorkerRegistration[],
+    private readonly holders: Set<string>,
+    readonly allowPartial: boolean,
+  ) {}
+
+  /**
+   * Reads the account's placements and the registered workers once for the request. Throws 503
+   * naming the holders that are not registered, unless `allowPartial`.
+   */
+  static async resolve(coordinator: Coordinator, accountId: string, allowPartial: boolean): Promise<QueryCoverage> {
+    const [placements, workers] = await Promise.all([coordinator.listPlacements(accountId), coordinator.listWorkers()]);
+    const { reachable, missing } = coverageOf(placements, workers);
+    const coverage = new QueryCoverage(reachable, new Set(placements.map((p) => p.workerId)), allowPartial);
+    for (const p of missing) coverage.noteMissing(p);
+    coverage.check();
+    return coverage;
+  }
+
+  /** Holders left out of the answer so far (only ever non-empty with allowPartial). */
+  get missing(): MissingWorker[] {
+    return [...this.left.values()].sort((a, b) => a.endpoint.localeCompare(b.endpoint));
+  }
+
+  /**
+   * A worker failed to answer with `err`. Returns normally when the answer may go on without it
+   * (it holds nothing of the account, or partial answers are allowed: then it is listed as
+   * missing); throws the 503 to answer otherwise.
+   */
+  workerFailed(worker: WorkerRegistration, err: StrataError): void {
+    if (worker.workerId === undefined || !this.holders.has(worker.workerId)) {
+      if (err.kind === 'unavailable') return;
+      throw new StrataError('unavailable', `Worker ${worker.endpoint} could not run the query: ${err.message}`, {
+        cause: err,
+        retryAfterSeconds: 5,
+      });
+    }
+    this.noteMissing({ endpoint: worker.endpoint, workerId: worker.workerId });
+    this.check();
+  }
+
+  private noteMissing(p: Pick<Placement, 'endpoint' | 'workerId'>): void {
+    this.left.set(p.workerId, { endpoint: p.endpoint, workerId: p.workerId });
+  }
+
+  private check(): void {
+    if (this.allowPartial || this.left.size === 0) return;
+    throw missingHoldersError(this.missing);
+  }
+}
+
+/** 503 naming the holders that cannot be reached, with one `errors[]` item each. */
+export function missingHoldersError(missing: MissingWorker[]): StrataError {
+  const names = missing.map((m) => m.endpoint).join(', ');
+  return new StrataError(
+    'unavailable',
+    `Workers holding data of this account cannot be reached: ${names}. The answer would be incomplete; retry later, or send "allowPartial": true to get the answer without their data.`,
+    {
+      retryAfterSeconds: 5,
+      details: missing.map((m) => ({ message: `worker ${m.endpoint} (id ${m.workerId}) is unavailable`, tokens: [] })),
+    },
+  );
+}
