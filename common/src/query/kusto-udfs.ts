@@ -6,7 +6,8 @@
  * Names carry the `kql_` prefix so they cannot shadow a DuckDB function; none reads files,
  * settings or the environment.
  */
-import { type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
@@ -20,6 +21,23 @@ function textFunction(name: string, f: (s: string) => string | null): DuckDBScal
       for (let row = 0; row < input.rowCount; row++) {
         const s = v.getItem(row);
         output.setItem(row, typeof s === 'string' ? f(s) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
+/** XXH64 (seed 0) of a string's UTF-8 bytes as a signed long, as Kusto's hash_xxhash64 returns it. */
+function xxhash64Function(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_xxhash64',
+    returnType: BIGINT,
+    parameterTypes: [VARCHAR],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      for (let row = 0; row < input.rowCount; row++) {
+        const s = v.getItem(row);
+        output.setItem(row, typeof s === 'string' ? BigInt.asIntN(64, xxh64(Buffer.from(s, 'utf8'))) : null);
       }
       output.flush();
     },
@@ -44,6 +62,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_decode', orNull(punycode.decode)),
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
+  xxhash64Function,
 ];
 
 const registered = new WeakSet<DuckDBConnection>();

@@ -224,6 +224,7 @@ const SAMPLES: Record<string, string> = {
   hash_md5: 'hash_md5(s)',
   hash_sha1: 'hash_sha1(s)',
   hash_sha256: 'hash_sha256(s)',
+  hash_xxhash64: 'hash_xxhash64(s, 100)',
   punycode_from_string: 'punycode_from_string(s)',
   punycode_to_string: 'punycode_to_string(s)',
   punycode_domain_from_string: 'punycode_domain_from_string(s)',
