@@ -31,6 +31,7 @@ export * from './query/duckdb-confinement.js';
 export * from './query/fragment-check.js';
 export * from './query/fragment-exec.js';
 export * from './query/fragment-wire.js';
+export * from './query/kusto-udfs.js';
 export * from './query/param-literals.js';
 export * from './query/query-budget.js';
 export * from './query/value-types.js';

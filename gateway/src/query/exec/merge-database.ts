@@ -6,7 +6,7 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { confineDuckDB } from '@strata/common';
+import { confineDuckDB, registerKustoFunctions } from '@strata/common';
 
 export interface MergeDatabaseOptions {
   /** DuckDB worker threads for merges (default: DuckDB's own choice, the core count). */
@@ -44,8 +44,12 @@ export class MergeDatabase {
 
   async connect(): Promise<DuckDBConnection> {
     const instance = await this.open();
-    // No session settings are needed: the engine's SQL does not depend on the time zone.
-    return instance.connect();
+    // No session settings are needed: the engine's SQL does not depend on the time zone. The
+    // engine's JS functions are registered as on the workers, so results do not depend on where
+    // a function runs.
+    const connection = await instance.connect();
+    registerKustoFunctions(connection);
+    return connection;
   }
 
   async close(): Promise<void> {

@@ -3,9 +3,14 @@
  * rule, the naming rule of an unnamed result column, and the implementation (scalar-impl.ts).
  * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
  */
+import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { HASH_FUNCTIONS } from './hash-functions.js';
+import { IP_FUNCTIONS } from './ip-functions.js';
+import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { STRING_FUNCTIONS } from './string-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 const NONE: NamingRule = { kind: 'none' };
@@ -82,4 +87,9 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
   ...ROW_FUNCTIONS,
+  ...STRING_FUNCTIONS,
+  ...DATETIME_FUNCTIONS,
+  ...MATH_FUNCTIONS,
+  ...IP_FUNCTIONS,
+  ...HASH_FUNCTIONS,
 ];

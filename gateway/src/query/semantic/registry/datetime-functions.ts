@@ -1,0 +1,351 @@
+/**
+ * Date and time functions (issue 17, family 2), declared with their implementations. A datetime is
+ * a DuckDB TIMESTAMP (microseconds) and a timespan a BIGINT of 100 ns ticks, so everything here is
+ * exact DuckDB SQL and runs the same on a worker and in the gateway's merge. What cannot be exact
+ * at microsecond precision (Kusto's 100 ns ticks) is refused by name instead: `endof*` (their
+ * last tick is .9999999) and `datetime_add` of nanoseconds. Time zones come from DuckDB's built-in
+ * ICU; the conversions name UTC explicitly so no session time zone can change an answer.
+ */
+import { queryError } from '../../errors.js';
+import { int, type Sql, sql, str } from '../../sql/sql.js';
+import type { Expr } from '../../syntax/ast.js';
+import type { KqlType } from '../../types.js';
+import { type Bound, coerce } from '../bound.js';
+import type { ScalarFn } from './scalar-impl.js';
+import type { NamingRule, ScalarFunctionEntry } from './types.js';
+
+type CallExpr = Extract<Expr, { kind: 'call' }>;
+
+function arity(call: CallExpr, n: number, min: number, max = min): void {
+  if (n < min || n > max) {
+    const expected = min === max ? `${min}` : `${min} to ${max}`;
+    throw queryError(`The function '${call.name}' takes ${expected} arguments, not ${n}.`, call.span);
+  }
+}
+
+function want(b: Bound, types: KqlType[], call: CallExpr, what: string): void {
+  if (!types.includes(b.type))
+    throw queryError(`The ${what} of '${call.name}' must be ${types.join(' or ')}; this is a ${b.type}.`, b.span);
+}
+
+function constString(b: Bound, call: CallExpr, what: string): string {
+  if (b.value?.type !== 'string') throw queryError(`The ${what} of '${call.name}' must be a constant string.`, b.span);
+  return b.value.value;
+}
+
+const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s, span: call.span });
+
+/** Unix microseconds as ticks since 0001-01-01 (Kusto's DateTime zero), and back. */
+const EPOCH_TICKS = sql`621355968000000000`;
+const ticksOf = (x: Sql): Sql => sql`(epoch_us(${x}) * 10 + ${EPOCH_TICKS})`;
+const fromTicks = (t: Sql): Sql => sql`make_timestamp((${t} - ${EPOCH_TICKS}) // 10)`;
+
+/** A datetime argument. */
+function date(b: Bound, call: CallExpr, what = 'datetime'): Sql {
+  want(b, ['datetime'], call, what);
+  return b.sql;
+}
+
+/** A whole-number argument as BIGINT (a real truncates, as Kusto's int parameters do). */
+function whole(b: Bound, call: CallExpr, what: string): Sql {
+  want(b, ['long', 'real'], call, what);
+  return b.type === 'long' ? b.sql : sql`CAST(trunc(${b.sql}) AS BIGINT)`;
+}
+
+const DATE_PARTS = [
+  'year',
+  'quarter',
+  'month',
+  'week',
+  'day',
+  'hour',
+  'minute',
+  'second',
+  'millisecond',
+  'microsecond',
+  'nanosecond',
+];
+
+function part(b: Bound, call: CallExpr): string {
+  const p = constString(b, call, 'part').toLowerCase();
+  if (!DATE_PARTS.includes(p))
+    throw queryError(`'${call.name}': the part '${p}' is not one of ${DATE_PARTS.join(', ')}.`, b.span);
+  return p;
+}
+
+/** Sunday on or before the day (Kusto's weeks start on Sunday). */
+const sunday = (x: Sql): Sql => sql`CAST(CAST(${x} AS DATE) - CAST(dayofweek(${x}) AS INTEGER) AS TIMESTAMP)`;
+
+/** An integer field of a datetime, as Kusto's int-returning accessors. */
+const field =
+  (expr: (x: Sql) => Sql): ScalarFn =>
+  (args, call) => {
+    arity(call, args.length, 1);
+    return result('long', sql`CAST(${expr(date(args[0] as Bound, call))} AS BIGINT)`, call);
+  };
+
+function binAtSql(value: Bound, size: Bound, fixed: Bound, call: CallExpr): Bound {
+  if (value.type === 'datetime') {
+    want(size, ['timespan'], call, 'bin size');
+    want(fixed, ['datetime'], call, 'fixed point');
+    const [t, f, s] = [ticksOf(value.sql), ticksOf(fixed.sql), size.sql];
+    // floor((t - f) / s) * s + f, with a floor that rounds negatives down.
+    const floored = sql`(${t} - (((${t} - ${f}) % ${s}) + ${s}) % ${s})`;
+    return result('datetime', sql`(CASE WHEN ${s} > 0 THEN ${fromTicks(floored)} END)`, call);
+  }
+  if (value.type === 'timespan') {
+    want(size, ['timespan'], call, 'bin size');
+    want(fixed, ['timespan'], call, 'fixed point');
+    const [v, f, s] = [value.sql, fixed.sql, size.sql];
+    return result('timespan', sql`(CASE WHEN ${s} > 0 THEN ${v} - (((${v} - ${f}) % ${s}) + ${s}) % ${s} END)`, call);
+  }
+  if (value.type === 'long' && size.type === 'long' && fixed.type === 'long') {
+    const [v, f, s] = [value.sql, fixed.sql, size.sql];
+    return result('long', sql`(CASE WHEN ${s} > 0 THEN ${v} - (((${v} - ${f}) % ${s}) + ${s}) % ${s} END)`, call);
+  }
+  for (const b of [value, size, fixed]) want(b, ['long', 'real'], call, 'argument');
+  const [v, f, s] = [coerce(value, 'real'), coerce(fixed, 'real'), coerce(size, 'real')];
+  return result('real', sql`(CASE WHEN ${s} > 0 THEN floor((${v} - ${f}) / ${s}) * ${s} + ${f} END)`, call);
+}
+
+/** datetime_diff: how many boundaries of the part lie between the two datetimes (first minus second). */
+function diffSql(p: string, a: Sql, b: Sql): Sql {
+  switch (p) {
+    case 'year':
+      return sql`(year(${a}) - year(${b}))`;
+    case 'quarter':
+      return sql`((year(${a}) * 4 + quarter(${a})) - (year(${b}) * 4 + quarter(${b})))`;
+    case 'month':
+      return sql`((year(${a}) * 12 + month(${a})) - (year(${b}) * 12 + month(${b})))`;
+    case 'week':
+      return sql`(datediff('day', ${sunday(b)}, ${sunday(a)}) // 7)`;
+    case 'nanosecond':
+      return sql`((epoch_us(${a}) - epoch_us(${b})) * 1000)`;
+    default: {
+      // Whole units of fixed length: the difference of the values truncated to the unit.
+      const us: Record<string, bigint> = {
+        day: 86_400_000_000n,
+        hour: 3_600_000_000n,
+        minute: 60_000_000n,
+        second: 1_000_000n,
+        millisecond: 1000n,
+        microsecond: 1n,
+      };
+      const u = int(us[p] as bigint);
+      const floorDiv = (x: Sql) => sql`((${x} - (((${x} % ${u}) + ${u}) % ${u})) // ${u})`;
+      return sql`(${floorDiv(sql`epoch_us(${a})`)} - ${floorDiv(sql`epoch_us(${b})`)})`;
+    }
+  }
+}
+
+function addSql(p: string, amount: Sql, x: Sql): Sql {
+  const n = sql`CAST(${amount} AS BIGINT)`;
+  switch (p) {
+    case 'year':
+      return sql`(${x} + to_years(CAST(${n} AS INTEGER)))`;
+    case 'quarter':
+      return sql`(${x} + to_months(CAST(${n} * 3 AS INTEGER)))`;
+    case 'month':
+      return sql`(${x} + to_months(CAST(${n} AS INTEGER)))`;
+    case 'week':
+      return sql`(${x} + to_days(CAST(${n} * 7 AS INTEGER)))`;
+    case 'day':
+      return sql`(${x} + to_days(CAST(${n} AS INTEGER)))`;
+    case 'hour':
+      return sql`(${x} + to_microseconds(${n} * 3600000000))`;
+    case 'minute':
+      return sql`(${x} + to_microseconds(${n} * 60000000))`;
+    case 'second':
+      return sql`(${x} + to_microseconds(${n} * 1000000))`;
+    case 'millisecond':
+      return sql`(${x} + to_microseconds(${n} * 1000))`;
+    default:
+      return sql`(${x} + to_microseconds(${n}))`;
+  }
+}
+
+/** A time zone name DuckDB's ICU and Kusto both know (IANA); checked here so a typo is a 400. */
+function timeZone(b: Bound, call: CallExpr): string {
+  const tz = constString(b, call, 'time zone');
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    throw queryError(`'${call.name}': '${tz}' is not a known time zone.`, b.span);
+  }
+  return tz;
+}
+
+/** Unix time in a unit (microseconds per unit) to a datetime; out of range gives null. */
+const unixTime =
+  (perUnit: number): ScalarFn =>
+  (args, call) => {
+    arity(call, args.length, 1);
+    const v = args[0] as Bound;
+    want(v, ['long', 'real'], call, 'value');
+    const us =
+      perUnit >= 1
+        ? v.type === 'long'
+          ? sql`(${v.sql} * ${int(perUnit)})`
+          : sql`CAST(round(${v.sql} * ${int(perUnit)}) AS BIGINT)`
+        : sql`CAST(floor(${coerce(v, 'real')} / 1000) AS BIGINT)`;
+    return result('datetime', sql`try(make_timestamp(${us}))`, call);
+  };
+
+const IMPLEMENTATIONS: Record<string, ScalarFn> = {
+  bin_at: (args, call) => {
+    arity(call, args.length, 3);
+    return binAtSql(args[0] as Bound, args[1] as Bound, args[2] as Bound, call);
+  },
+  datetime_add: (args, call) => {
+    arity(call, args.length, 3);
+    const p = part(args[0] as Bound, call);
+    if (p === 'nanosecond')
+      throw queryError(
+        'datetime_add of nanoseconds is refused: datetimes here keep microseconds, so it could not be exact.',
+        call.span,
+      );
+    const amount = whole(args[1] as Bound, call, 'amount');
+    return result('datetime', sql`try(${addSql(p, amount, date(args[2] as Bound, call))})`, call);
+  },
+  datetime_diff: (args, call) => {
+    arity(call, args.length, 3);
+    const p = part(args[0] as Bound, call);
+    return result('long', sql`CAST(${diffSql(p, date(args[1] as Bound, call), date(args[2] as Bound, call))} AS BIGINT)`, call);
+  },
+  dayofweek: (args, call) => {
+    arity(call, args.length, 1);
+    // A timespan: whole days since the Sunday before.
+    return result('timespan', sql`(CAST(dayofweek(${date(args[0] as Bound, call)}) AS BIGINT) * 864000000000)`, call);
+  },
+  dayofmonth: field((x) => sql`day(${x})`),
+  dayofyear: field((x) => sql`dayofyear(${x})`),
+  getyear: field((x) => sql`year(${x})`),
+  getmonth: field((x) => sql`month(${x})`),
+  monthofyear: field((x) => sql`month(${x})`),
+  hourofday: field((x) => sql`hour(${x})`),
+  week_of_year: field((x) => sql`weekofyear(${x})`), // ISO 8601, as Kusto
+  startofyear: (args, call) => {
+    arity(call, args.length, 1, 2);
+    const x = date(args[0] as Bound, call);
+    const offset = args[1] ? whole(args[1], call, 'offset') : undefined;
+    const s = sql`date_trunc('year', ${x})`;
+    return result('datetime', offset ? sql`try(${s} + to_years(CAST(${offset} AS INTEGER)))` : s, call);
+  },
+  make_datetime: (args, call) => {
+    arity(call, args.length, 3, 6);
+    const [y, m, d] = args.slice(0, 3).map((a, i) => whole(a, call, ['year', 'month', 'day'][i] as string)) as [Sql, Sql, Sql];
+    const h = args[3] ? whole(args[3], call, 'hour') : sql`0`;
+    const mi = args[4] ? whole(args[4], call, 'minute') : sql`0`;
+    let s: Sql = sql`0.0`;
+    if (args[5]) {
+      want(args[5], ['long', 'real'], call, 'second');
+      s = coerce(args[5], 'real');
+    }
+    // Kusto: year 1..9999, and fields in their ranges; anything else gives null (DuckDB would roll over).
+    const valid = sql`(${y} BETWEEN 1 AND 9999 AND ${m} BETWEEN 1 AND 12 AND ${d} BETWEEN 1 AND 31 AND ${h} BETWEEN 0 AND 23 AND ${mi} BETWEEN 0 AND 59 AND ${s} >= 0 AND ${s} < 60)`;
+    const made = sql`try(make_timestamp(${y}, ${m}, ${d}, ${h}, ${mi}, ${s}))`;
+    // make_timestamp accepts 31 February by rolling over: keep only days that exist.
+    return result('datetime', sql`(CASE WHEN ${valid} AND day(${made}) = ${d} THEN ${made} END)`, call);
+  },
+  make_timespan: (args, call) => {
+    arity(call, args.length, 2, 4);
+    // Every field is an integer (Microsoft's analyzer refuses a real); hours/minutes may overflow into days.
+    const parts = args.length === 2 ? [null, args[0], args[1], null] : args.length === 3 ? [null, ...args] : args;
+    const [d, h, m, s] = parts as [Bound | null, Bound, Bound, Bound | null];
+    const field = (b: Bound | null, what: string): Sql => {
+      if (!b) return sql`0`;
+      want(b, ['long'], call, what);
+      return b.sql;
+    };
+    const seconds = sql`(${field(d, 'days')} * 86400 + ${field(h, 'hours')} * 3600 + ${field(m, 'minutes')} * 60 + ${field(s, 'seconds')})`;
+    return result('timespan', sql`(${seconds} * 10000000)`, call);
+  },
+  unixtime_seconds_todatetime: unixTime(1_000_000),
+  unixtime_milliseconds_todatetime: unixTime(1000),
+  unixtime_microseconds_todatetime: unixTime(1),
+  unixtime_nanoseconds_todatetime: unixTime(0.001),
+  datetime_utc_to_local: (args, call) => {
+    arity(call, args.length, 2);
+    const x = date(args[0] as Bound, call);
+    const tz = timeZone(args[1] as Bound, call);
+    return result('datetime', sql`timezone(${str(tz)}, timezone('UTC', ${x}))`, call);
+  },
+  datetime_local_to_utc: (args, call) => {
+    arity(call, args.length, 2);
+    const x = date(args[0] as Bound, call);
+    const tz = timeZone(args[1] as Bound, call);
+    return result('datetime', sql`timezone('UTC', timezone(${str(tz)}, ${x}))`, call);
+  },
+};
+
+const NONE: NamingRule = { kind: 'none' };
+
+function fn(name: string, signatures: string[], returns: string, naming: NamingRule = NONE): ScalarFunctionEntry {
+  const bind = IMPLEMENTATIONS[name];
+  if (!bind) throw new Error(`no implementation for the date and time function ${name}`);
+  return { kind: 'scalar', name, signatures, returns, naming, bind };
+}
+
+const accessor = (name: string, what: string) => fn(name, [`${name}(date: datetime): long`], `long: ${what}`);
+const unix = (unit: string) =>
+  fn(
+    `unixtime_${unit}_todatetime`,
+    [`unixtime_${unit}_todatetime(${unit}: long|real): datetime`],
+    `datetime from Unix ${unit}; null out of range${unit === 'nanoseconds' ? ' (kept to the microsecond)' : ''}`,
+  );
+
+export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
+  fn(
+    'bin_at',
+    ['bin_at(value: long|real|datetime|timespan, size: long|real|timespan, fixed_point: same as value)'],
+    'the type of value: bins of size aligned to fixed_point',
+    { kind: 'first-argument' },
+  ),
+  fn(
+    'datetime_add',
+    ['datetime_add(part: string, amount: long, date: datetime): datetime'],
+    'datetime (months clamp to the last day); part year … microsecond (nanosecond refused)',
+  ),
+  fn(
+    'datetime_diff',
+    ['datetime_diff(part: string, date1: datetime, date2: datetime): long'],
+    'long: part boundaries from date2 to date1 (weeks start on Sunday)',
+  ),
+  fn('dayofweek', ['dayofweek(date: datetime): timespan'], 'timespan: whole days since Sunday'),
+  accessor('dayofmonth', 'day of the month, 1 to 31'),
+  accessor('dayofyear', 'day of the year, 1 to 366'),
+  accessor('getyear', 'the year'),
+  accessor('getmonth', 'the month, 1 to 12'),
+  accessor('monthofyear', 'the month, 1 to 12'),
+  accessor('hourofday', 'the hour, 0 to 23'),
+  accessor('week_of_year', 'the ISO 8601 week number'),
+  fn('startofyear', ['startofyear(date: datetime[, offset: long]): datetime'], 'datetime'),
+  fn(
+    'make_datetime',
+    ['make_datetime(year, month, day[, hour, minute[, second: real]]): datetime'],
+    'datetime; null when a field is out of range or the day does not exist',
+  ),
+  fn(
+    'make_timespan',
+    [
+      'make_timespan(hours: long, minutes: long)',
+      'make_timespan(hours, minutes, seconds: long)',
+      'make_timespan(days, hours, minutes, seconds: long)',
+    ],
+    'timespan',
+  ),
+  unix('seconds'),
+  unix('milliseconds'),
+  unix('microseconds'),
+  unix('nanoseconds'),
+  fn(
+    'datetime_utc_to_local',
+    ['datetime_utc_to_local(from: datetime, timezone: string): datetime'],
+    'datetime: the wall-clock time in the (IANA) time zone',
+  ),
+  fn(
+    'datetime_local_to_utc',
+    ['datetime_local_to_utc(from: datetime, timezone: string): datetime'],
+    'datetime in UTC of a wall-clock time in the (IANA) time zone',
+  ),
+];
