@@ -131,7 +131,6 @@ try {
     }
   }
   const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
-  const plus = (a, b) => (a - b).toFixed(1).padStart(6);
   const h = (s, w) => s.padStart(w);
   // The target of issue 18: at most the larger of 1.0× ClickHouse and ClickHouse + 5 ms (one
   // worker); two workers at most 1.3× that.
