@@ -12,11 +12,11 @@ import { DuckDBInstance } from '@duckdb/node-api';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-/** The chDB module, installed (pinned in bench/peers/package.json) when missing. */
+/** The chDB module, installed (chdb pinned to 3.4.0 in bench/peers/package.json) when missing. */
 export function loadChdb() {
   if (!existsSync(path.join(HERE, 'node_modules', 'chdb', 'package.json'))) {
     console.log('installing chDB for the benches into bench/peers/node_modules (~550 MB, once)…');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock'], { cwd: HERE, stdio: 'inherit' });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: HERE, stdio: 'inherit' });
   }
   return createRequire(path.join(HERE, 'package.json'))('chdb');
 }
