@@ -1,9 +1,10 @@
 // Ingest benchmark: realistic entries (11 data fields, ~1 MB JSON batches) sent end to end over
-// HTTP to a local Strata deployment, and the same rows loaded directly into a DuckDB file, in one
-// run. Prints rows/s for both and their ratio, rows per CPU-second, and the resident memory of the
-// gateway and the worker.
+// HTTP to a local Strata deployment, the same rows loaded directly into a DuckDB file, and the
+// same batch bodies inserted into ClickHouse (chDB, bench/peers, installed on first use) with typed
+// columns and with a JSON column, in one run. Prints rows/s and rows per CPU-second for each and
+// the ratios, and the resident memory of the gateway and the worker.
 //
-//   npm run build && node bench/ingest/run.mjs [--rows 1000000] [--concurrency 4]
+//   npm run build && node bench/ingest/run.mjs [--rows 1000000] [--concurrency 4] [--no-peers]
 //
 // The deployment runs each role in its own process (`strata start --config …`), coordinated by a
 // local etcd (/usr/bin/etcd, Debian's etcd-server), so CPU time and memory are measured per role
@@ -25,11 +26,13 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     'batch-bytes': { type: 'string', default: String(1024 * 1024) },
     keep: { type: 'boolean', default: false },
+    'no-peers': { type: 'boolean', default: false },
   },
 });
 const TOTAL_ROWS = Number(args.rows);
 const CONCURRENCY = Number(args.concurrency);
 const BATCH_BYTES = Number(args['batch-bytes']);
+const NO_PEERS = args['no-peers'];
 const ACCOUNT = '00000000-0000-0000-0000-000000000000';
 const CLK_TCK = 100; // Linux USER_HZ
 
@@ -316,6 +319,12 @@ async function main() {
   conn.closeSync();
   db.closeSync();
 
+  // The peer: ClickHouse (chDB, in this process) inserting the very same batch bodies, one INSERT
+  // per batch (each a part, as the inflow path commits per batch), into typed columns and into its
+  // schemaless JSON column. CPU is this process's (chDB's threads, including background merges
+  // while the inserts run).
+  const peers = NO_PEERS ? [] : await clickHouseInserts(batches, path.join(work, 'clickhouse'));
+
   const e2eRate = rows / e2eSeconds;
   const directRate = directRows / directSeconds;
   const serverCpu = cpu('gateway') + cpu('backend');
@@ -346,7 +355,60 @@ async function main() {
   console.log(
     `resident memory: gateway ${after.gateway.rssMB.toFixed(0)} MB (peak ${after.gateway.peakRssMB.toFixed(0)} MB), worker ${after.backend.rssMB.toFixed(0)} MB (peak ${after.backend.peakRssMB.toFixed(0)} MB)`,
   );
+  for (const p of peers) {
+    console.log(
+      `ClickHouse (chDB) insert, ${p.name}: ${fmt(p.rows / p.seconds)} rows/s, ${fmt(p.rows / p.cpuSeconds)} rows per CPU-second (${p.rows} rows in ${p.seconds.toFixed(2)} s); Strata/ClickHouse: ${(e2eRate / (p.rows / p.seconds)).toFixed(2)} rows/s, ${(rows / serverCpu / (p.rows / p.cpuSeconds)).toFixed(2)} rows per CPU-second; ${(p.bytes / 1e6).toFixed(0)} MB on disk; ClickHouse tracked memory ${p.memoryMB.toFixed(0)} MB`,
+    );
+  }
   if (stored !== expected) process.exitCode = 1;
+  for (const p of peers) if (p.stored !== rows) process.exitCode = 1;
+}
+
+/** ClickHouse inserts of the same batches into typed columns and a JSON column (bench/peers). */
+async function clickHouseInserts(batches, dir) {
+  const { loadChdb } = await import('../peers/peers.mjs');
+  const { Session } = loadChdb();
+  mkdirSync(dir, { recursive: true });
+  const session = new Session(dir);
+  const tables = [
+    [
+      'typed columns',
+      'typed',
+      `Tuple(host String, service String, level String, method String, path String, status Int64, latencyMs Float64,
+         bytes Int64, userId String, traceId String, success Bool)`,
+    ],
+    ['JSON column', 'js', 'JSON'],
+  ];
+  const out = [];
+  for (const [name, table, dataType] of tables) {
+    session.query(
+      `CREATE TABLE ${table} (schema LowCardinality(String), timestamp DateTime64(6, 'UTC'), data ${dataType}) ENGINE = MergeTree ORDER BY timestamp`,
+    );
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (const b of batches)
+      session.query(`INSERT INTO ${table} SETTINGS date_time_input_format = 'best_effort' FORMAT JSONEachRow ${b.body}`);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const [stored, bytes] = session
+      .query(`SELECT sum(rows), sum(bytes_on_disk) FROM system.parts WHERE table = '${table}' AND active`, 'TSV')
+      .trim()
+      .split('\t')
+      .map(Number);
+    const memoryMB =
+      Number(session.query(`SELECT value FROM system.metrics WHERE metric = 'MemoryTracking'`, 'TSV').trim()) / 1048576;
+    out.push({
+      name,
+      rows: batches.reduce((n, b) => n + b.rows, 0),
+      seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      stored,
+      bytes,
+      memoryMB,
+    });
+  }
+  session.cleanup?.();
+  return out;
 }
 
 try {

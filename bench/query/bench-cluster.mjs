@@ -240,7 +240,8 @@ export async function startProcessCluster(name, workerDirs) {
       start(role, process.execPath, [path.join(ROOT, 'deploy', 'bin', 'strata.js'), 'start', '--config', file]);
     }
     const client = await signedInClient(`http://127.0.0.1:${httpPort}`);
-    return { query: client.query, stop };
+    const pids = Object.fromEntries(processes.children.map((c, i) => [['etcd', ...configs.map(([r]) => r)][i], c.pid]));
+    return { query: client.query, stop, pids };
   } catch (err) {
     await stop();
     throw err;
@@ -307,49 +308,61 @@ async function signedInClient(baseUrl, timeoutMs = 60_000) {
 // The same window as the service's ago(): measured from the moment the SQL is written, not from
 // the load (the data ends at NOW; a cut from NOW would cover more rows than ago() minutes later).
 const cut = (ms) => `make_timestamp(${(Date.now() - ms) * 1000}::BIGINT)`;
+// The same cut in ClickHouse SQL (the peer's table has timestamp DateTime64(6, 'UTC')).
+const chCut = (ms) => `fromUnixTimestamp64Micro(toInt64(${(Date.now() - ms) * 1000}), 'UTC')`;
+// `ch` is the statement a ClickHouse user writes for the query (bench/peers: ClickHouse on the same rows).
 export const QUERIES = [
   {
     name: 'count, last hour',
     kql: `${SCHEMA} | where timestamp > ago(1h) | count`,
     sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(3_600_000)}`,
+    ch: (rel) => `SELECT count() FROM ${rel} WHERE timestamp > ${chCut(3_600_000)}`,
   },
   {
     name: 'count, last day',
     kql: `${SCHEMA} | where timestamp > ago(1d) | count`,
     sql: (rel) => `SELECT count(*) FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)}`,
+    ch: (rel) => `SELECT count() FROM ${rel} WHERE timestamp > ${chCut(86_400_000)}`,
   },
   {
     name: 'count(), avg by 5m bin and host, last day',
     kql: `${SCHEMA} | where timestamp > ago(1d) | summarize count(), avg(latencyMs) by bin(timestamp, 5m), host`,
     sql: (rel) =>
       `SELECT time_bucket(INTERVAL 5 MINUTE, "timestamp", TIMESTAMP '1970-01-01') AS t, host, count(*), avg("latencyMs") FROM ${rel} WHERE "timestamp" > ${cut(86_400_000)} GROUP BY ALL`,
+    ch: (rel) =>
+      `SELECT toStartOfInterval(timestamp, INTERVAL 5 MINUTE) AS b, host, count(), avg(latencyMs) FROM ${rel} WHERE timestamp > ${chCut(86_400_000)} GROUP BY b, host`,
   },
   {
     name: 'count by 1h bin and level, 7 days',
     kql: `${SCHEMA} | summarize count() by bin(timestamp, 1h), level`,
     sql: (rel) =>
       `SELECT time_bucket(INTERVAL 1 HOUR, "timestamp", TIMESTAMP '1970-01-01') AS t, level, count(*) FROM ${rel} GROUP BY ALL`,
+    ch: (rel) => `SELECT toStartOfInterval(timestamp, INTERVAL 1 HOUR) AS b, level, count() FROM ${rel} GROUP BY b, level`,
   },
   {
     name: 'top 10 by latency, 7 days',
     kql: `${SCHEMA} | top 10 by latencyMs`,
     sql: (rel) => `SELECT * FROM ${rel} ORDER BY "latencyMs" DESC NULLS LAST LIMIT 10`,
+    ch: (rel) => `SELECT * FROM ${rel} ORDER BY latencyMs DESC LIMIT 10`,
   },
   {
     name: 'string filter (has "timeout"), 7 days',
     kql: `${SCHEMA} | where message has "timeout" | count`,
     sql: (rel) =>
       `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])timeout(?:[^\\p{L}\\p{N}]|$)')`,
+    ch: (rel) => `SELECT count() FROM ${rel} WHERE hasTokenCaseInsensitive(message, 'timeout')`,
   },
   {
     name: 'string filter (contains "db-3") + take 100',
     kql: `${SCHEMA} | where message contains "db-3" | take 100`,
     sql: (rel) => `SELECT * FROM ${rel} WHERE contains(lower("message"), 'db-3') LIMIT 100`,
+    ch: (rel) => `SELECT * FROM ${rel} WHERE positionCaseInsensitive(message, 'db-3') > 0 LIMIT 100`,
   },
   {
     name: 'count, 7 days',
     kql: `${SCHEMA} | count`,
     sql: (rel) => `SELECT count(*) FROM ${rel}`,
+    ch: (rel) => `SELECT count() FROM ${rel}`,
   },
 ];
 

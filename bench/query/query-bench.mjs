@@ -1,17 +1,24 @@
 // Query benchmark: realistic log rows in worker storage (sealed Parquet segments), then typical
-// queries both through the HTTP endpoint and as hand-written DuckDB SQL over the same rows, with
-// the ratio. Runs a one-worker cluster and a two-worker cluster (rows split; the two workers share
-// this machine's cores, each with backend.cores = cores / 2) in this process, and the same two
-// workers' data served the deployed way: etcd, master, each worker and the gateway in their own
-// processes (`strata start`). All of it on this machine's cores, timed interleaved.
+// queries through the HTTP endpoint, as hand-written DuckDB SQL over the same segments, as DuckDB
+// SQL on a native table, and in ClickHouse (chDB, MergeTree ordered by timestamp) loaded from the
+// very same segment files: the peer a team would pick instead for logs. Runs a one-worker cluster
+// and (unless --only-one) a two-worker cluster (rows split; the two workers share this machine's
+// cores, each with backend.cores = cores / 2) in this process, and the same two workers' data
+// served the deployed way: etcd, master, each worker and the gateway in their own processes
+// (`strata start`). Everything is timed interleaved (one run of each variant in turn), medians.
 //
-//   npx tsc -b tsconfig.build.json && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5]
+//   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers]
 //
-// Data goes to .bench-data/ (git-ignored) and is removed at the end.
+// Sizes: --rows 1000000, 10000000 or 30000000 (30 M takes ~15 min to generate and load on 2 cores).
+// chDB is installed into bench/peers on first use (bench/peers/peers.mjs). Data goes to
+// .bench-data/ (git-ignored) and is removed at the end.
 import { cpSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { openClickHouse, openDuckNative, parquetFiles, rssOf } from '../peers/peers.mjs';
 import {
   agent,
+  COLUMNS,
   DATA,
   directAnd,
   directEach,
@@ -25,89 +32,159 @@ import {
 
 const ROWS = numberArg('rows', 10_000_000);
 const RUNS = numberArg('runs', 5);
+const ONLY_ONE = process.argv.includes('--only-one');
+const PEERS = !process.argv.includes('--no-peers');
 
 const fmt = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
+const secs = (t) => ((performance.now() - t) / 1000).toFixed(1);
 console.log(
-  `rows: ${ROWS.toLocaleString('en')}, runs per query: ${RUNS} (median after a warm-up), cores: ${(await import('node:os')).availableParallelism()}`,
+  `rows: ${ROWS.toLocaleString('en')}, runs per query: ${RUNS} (median after a warm-up), cores: ${availableParallelism()}`,
 );
 let one;
 let two;
 let procs;
+let ch;
+let native;
 try {
   let t = performance.now();
   one = await startCluster('one', 1);
   const n1 = await loadRows(one.workers[0].storage, ROWS, 0, 1);
-  console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  t = performance.now();
-  two = await startCluster('two', 2);
-  const [a, b] = await Promise.all([loadRows(two.workers[0].storage, ROWS, 0, 2), loadRows(two.workers[1].storage, ROWS, 1, 2)]);
-  console.log(
-    `loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${((performance.now() - t) / 1000).toFixed(1)} s`,
-  );
-  // The same two workers' data for the process cluster: copied while the in-process cluster is
-  // stopped (a DuckDB file has one process at a time), then that cluster starts again on its own.
-  await two.stop();
-  const procDirs = two.workerDirs.map((dir, w) => {
-    const copy = path.join(DATA, 'procs-data', `worker-${w}`);
-    cpSync(dir, copy, { recursive: true });
-    return copy;
-  });
-  two = await startCluster('two', 2);
-  procs = await startProcessCluster('procs', procDirs);
-  // Until both worker processes registered, a count sees only one worker's rows.
-  for (let i = 0; ; i++) {
-    const [row] = await procs.query(`${SCHEMA} | count`);
-    if (Number(row?.Count) === ROWS) break;
-    if (i >= 300) throw new Error(`the process cluster counts ${row?.Count} rows, not ${ROWS}`);
-    await new Promise((r) => setTimeout(r, 200));
+  console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${secs(t)} s`);
+  if (!ONLY_ONE) {
+    t = performance.now();
+    two = await startCluster('two', 2);
+    const [a, b] = await Promise.all([
+      loadRows(two.workers[0].storage, ROWS, 0, 2),
+      loadRows(two.workers[1].storage, ROWS, 1, 2),
+    ]);
+    console.log(`loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${secs(t)} s`);
+    // The same two workers' data for the process cluster: copied while the in-process cluster is
+    // stopped (a DuckDB file has one process at a time), then that cluster starts again on its own.
+    await two.stop();
+    const procDirs = two.workerDirs.map((dir, w) => {
+      const copy = path.join(DATA, 'procs-data', `worker-${w}`);
+      cpSync(dir, copy, { recursive: true });
+      return copy;
+    });
+    two = await startCluster('two', 2);
+    procs = await startProcessCluster('procs', procDirs);
+    // Until both worker processes registered, a count sees only one worker's rows.
+    for (let i = 0; ; i++) {
+      const [row] = await procs.query(`${SCHEMA} | count`);
+      if (Number(row?.Count) === ROWS) break;
+      if (i >= 300) throw new Error(`the process cluster counts ${row?.Count} rows, not ${ROWS}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    console.log('started the process cluster (etcd, master, 2 workers, gateway)');
   }
-  console.log('started the process cluster (etcd, master, 2 workers, gateway)\n');
-
   // One query through each cluster first: a worker applies its DuckDB thread setting (instance-wide)
   // on its first fragment, and the direct runs must not see a different setting than the service.
   await one.query(QUERIES[0].kql);
-  await two.query(QUERIES[0].kql);
-  await procs.query(QUERIES[0].kql);
+  await two?.query(QUERIES[0].kql);
+  await procs?.query(QUERIES[0].kql);
+  // Memory before the peers load into this process: the in-process cluster(s).
+  const benchRss = rssOf(process.pid);
+
+  // The peers, on the very same rows: the one worker's sealed segment files (every row is sealed).
+  const files = parquetFiles(path.join(one.workerDirs[0], 'segments'));
+  if (PEERS) {
+    t = performance.now();
+    native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());
+    console.log(`DuckDB native table loaded from ${files.length} segment files in ${secs(t)} s`);
+    t = performance.now();
+    ch = await openClickHouse(path.join(DATA, 'peer-clickhouse'), files, COLUMNS);
+    const size = ch.sizeOnDisk();
+    console.log(
+      `ClickHouse MergeTree loaded in ${secs(t)} s: ${size.rows.toLocaleString('en')} rows, ${(size.bytes / 1e6).toFixed(0)} MB in ${size.parts} part(s)`,
+    );
+    if (size.rows !== ROWS) throw new Error(`ClickHouse holds ${size.rows} rows, not ${ROWS}`);
+  }
+  console.log('');
+
   const results = [];
   for (const q of QUERIES) {
-    const each = await directEach(
-      two.workers.map((w) => w.storage),
-      q.sql,
-    );
+    const each = two
+      ? await directEach(
+          two.workers.map((w) => w.storage),
+          q.sql,
+        )
+      : undefined;
     try {
-      const [d, h1, d2, h2, hp] = await directAnd(
-        one.workers[0].storage,
-        q.sql,
-        [() => one.query(q.kql), each.run, () => two.query(q.kql), () => procs.query(q.kql)],
-        RUNS,
-      );
-      results.push({ q, d, h1, d2, h2, hp });
+      const fns = [() => one.query(q.kql)];
+      if (PEERS)
+        fns.push(
+          () => native.run(q.sql('t')),
+          () => ch.run(q.ch('t')),
+        );
+      if (two)
+        fns.push(
+          each.run,
+          () => two.query(q.kql),
+          () => procs.query(q.kql),
+        );
+      const [d, h1, ...rest] = await directAnd(one.workers[0].storage, q.sql, fns, RUNS);
+      const [nat, c] = PEERS ? rest.splice(0, 2) : [];
+      const [d2, h2, hp] = rest;
+      results.push({ q, d, h1, nat, c, d2, h2, hp });
     } finally {
-      await each.release();
+      await each?.release();
     }
   }
   const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
-  const plus = (a, b) => (a - b).toFixed(1).padStart(6);
-  const h = (t, w) => t.padStart(w);
-  console.log(
-    `${'query'.padEnd(44)} ${h('DuckDB SQL', 10)} ${h('1 worker', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('SQL on 2', 10)} ${h('ratio', 5)} ${h('2 workers', 10)} ${h('ratio', 5)} ${h('+ms', 6)} ${h('2 processes', 11)} ${h('ratio', 5)} ${h('+ms', 6)}`,
-  );
-  for (const { q, d, h1, d2, h2, hp } of results) {
-    console.log(
-      `${q.name.padEnd(44)} ${fmt(d)} ${fmt(h1)} ${ratio(h1, d)} ${plus(h1, d)} ${fmt(d2)} ${ratio(d2, d)} ${fmt(h2)} ${ratio(h2, d)} ${plus(h2, d)} ${fmt(hp).padStart(11)} ${ratio(hp, d)} ${plus(hp, d)}`,
-    );
+  const h = (s, w) => s.padStart(w);
+  // The target of issue 18: at most the larger of 1.0× ClickHouse and ClickHouse + 5 ms (one
+  // worker); two workers at most 1.3× that.
+  const target = (c) => Math.max(c, c + 5);
+  const met = (x, c, f = 1) => (x <= target(c) * f ? 'yes' : 'no').padStart(4);
+  const head = [
+    'query'.padEnd(44),
+    h('DuckDB SQL', 10),
+    ...(PEERS ? [h('DuckDB nat', 10), h('ClickHouse', 10)] : []),
+    h('1 worker', 10),
+    h('/SQL', 5),
+    ...(PEERS ? [h('/CH', 6), h('met', 4)] : []),
+    ...(two ? [h('SQL on 2', 10), h('2 workers', 10), h('/SQL', 5), h('2 procs', 10), h('/SQL', 5)] : []),
+    ...(two && PEERS ? [h('2w/CH', 6), h('met', 4)] : []),
+  ];
+  console.log(head.join(' '));
+  for (const { q, d, h1, nat, c, d2, h2, hp } of results) {
+    const cols = [
+      q.name.padEnd(44),
+      fmt(d),
+      ...(PEERS ? [fmt(nat), fmt(c)] : []),
+      fmt(h1),
+      ratio(h1, d),
+      ...(PEERS ? [ratio(h1, c).padStart(6), met(h1, c)] : []),
+      ...(two ? [fmt(d2), fmt(h2), ratio(h2, d), fmt(hp), ratio(hp, d)] : []),
+      ...(two && PEERS ? [ratio(h2, c).padStart(6), met(h2, c, 1.3)] : []),
+    ];
+    console.log(cols.join(' '));
   }
   console.log(
     [
       '',
-      "DuckDB SQL: the hand-written statement over all rows (one worker's storage, its cores).",
-      "SQL on 2: the same statement on both workers' halves at once (no merge), each worker's DuckDB with one thread.",
-      '2 workers: both workers, the master and the gateway in this process; 2 processes: each role in its own process.',
-      'Ratios are against DuckDB SQL.',
-    ].join('\n'),
+      "DuckDB SQL: the hand-written statement over the worker's segments (one worker's storage, its cores).",
+      'DuckDB nat: the same statement on a native DuckDB table of the same rows, sorted by timestamp.',
+      'ClickHouse: chDB, MergeTree ordered by timestamp, typed columns, loaded from the same segment files; answer as JSONCompact, parsed.',
+      '/CH: 1 worker over ClickHouse; met: within max(1.0x CH, CH + 5 ms) (two workers: 1.3x that).',
+      two
+        ? "SQL on 2: the statement on both workers' halves at once (no merge); 2 workers: in this process; 2 procs: each role its own process."
+        : '',
+      `memory: bench process (gateway, master and worker${two ? 's of both in-process clusters' : ''}) RSS ${benchRss.rssMB.toFixed(0)} MB, peak ${benchRss.peakMB.toFixed(0)} MB before the peers loaded`,
+      procs
+        ? `memory: process cluster workers RSS ${['worker-0', 'worker-1'].map((w) => `${w} ${rssOf(procs.pids[w]).rssMB.toFixed(0)} MB (peak ${rssOf(procs.pids[w]).peakMB.toFixed(0)})`).join(', ')}`
+        : '',
+      PEERS
+        ? `memory: ClickHouse tracked ${ch.memoryMB().toFixed(0)} MB; bench process RSS now ${rssOf(process.pid).rssMB.toFixed(0)} MB`
+        : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
   );
 } finally {
   agent.destroy();
+  native?.close();
+  ch?.close();
   await one?.stop();
   await two?.stop();
   await procs?.stop();

@@ -70,6 +70,19 @@ export function escapeRegex(text: string): string {
 const TERM_CHAR = /[\p{L}\p{N}]/u;
 
 /**
+ * A substring every match of termRegex(needle, caseSensitive) contains — of the subject itself
+ * (case-sensitive), or of its lower() (case-insensitive) — or undefined where there is none that
+ * is safe. Case-insensitively, RE2's (?i) folds each ASCII letter only to its other ASCII case,
+ * except k (also U+212A KELVIN SIGN) and s (also U+017F LONG S), which lower() leaves apart: a
+ * needle with either, or any non-ASCII character, gets no prefilter.
+ */
+export function termPrefilter(needle: string, caseSensitive: boolean): string | undefined {
+  if (needle === '') return undefined;
+  if (caseSensitive) return needle;
+  return /^[\x20-\x7e]+$/.test(needle) && !/[ksKS]/.test(needle) ? needle.toLowerCase() : undefined;
+}
+
+/**
  * The regex for Kusto's `has`: the needle as a whole term, i.e. not preceded or followed by a
  * letter or digit where the needle itself starts or ends with one.
  */
@@ -307,7 +320,17 @@ export class ExprBinder {
       case 'has_cs': {
         const cs = base === 'has_cs';
         if (needle !== undefined) {
-          s = needle === '' ? sql`true` : sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
+          if (needle === '') {
+            s = sql`true`;
+            break;
+          }
+          s = sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
+          // A plain substring test first rules out most rows for a fraction of the regex's cost
+          // (has "timeout" over 2 M rows: 811 → 454 ms; decision 0011). It is only added where
+          // every match of the regex contains it, so the answer cannot change.
+          const pre = termPrefilter(needle, cs);
+          if (pre !== undefined)
+            s = cs ? sql`(contains(${subject}, ${str(pre)}) AND ${s})` : sql`(contains(lower(${subject}), ${str(pre)}) AND ${s})`;
           break;
         }
         // A term read from a column would be a regex compiled for every row: measured 35 s of
