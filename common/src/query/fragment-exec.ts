@@ -22,7 +22,6 @@ import { StrataError } from '../errors.js';
 import { quoteIdentifier } from '../sql/quoting.js';
 import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
-import { registerKustoFunctions } from './kusto-udfs.js';
 import { inlineParams } from './param-literals.js';
 import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from './value-types.js';
 
@@ -142,7 +141,6 @@ export async function* runFragment(
   batchRows = 8192,
 ): AsyncGenerator<ColumnBatch> {
   signal.throwIfAborted();
-  registerKustoFunctions(connection);
   const interrupt = () => connection.interrupt();
   signal.addEventListener('abort', interrupt, { once: true });
   try {

@@ -1,8 +1,11 @@
 /**
  * JS scalar functions the query engine calls where DuckDB has no exact equivalent (issue 17).
- * A function registered on one DuckDB connection is not visible on another, and results must
- * not depend on where a function runs, so every connection that runs engine SQL registers the
- * same set: the workers' fragment connections (runFragment) and the gateway's merge database.
+ * A function registered on one connection of a DuckDB instance is visible to all its connections
+ * (it is a catalog entry), and results must not depend on where a function runs, so every
+ * instance that runs engine SQL registers the same set once, when it opens, before its
+ * configuration is locked: each worker's storage instance and the gateway's merge database.
+ * (Registering per fragment connection, inside its snapshot transaction, is a catalog write that
+ * conflicted with the other open snapshots.)
  * Names carry the `kql_` prefix so they cannot shadow a DuckDB function; none reads files,
  * settings or the environment.
  */
@@ -65,11 +68,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Function,
 ];
 
-const registered = new WeakSet<DuckDBConnection>();
-
-/** Registers the engine's JS functions on a connection (once per connection). */
+/** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */
 export function registerKustoFunctions(connection: DuckDBConnection): void {
-  if (registered.has(connection)) return;
   for (const make of FUNCTIONS) connection.registerScalarFunction(make());
-  registered.add(connection);
 }

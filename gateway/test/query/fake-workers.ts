@@ -5,7 +5,7 @@
  * out round-robin, so a query's answer must not depend on how many workers there are.
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { FragmentChecker, quoteIdentifier, runFragment } from '@strata/common';
+import { FragmentChecker, quoteIdentifier, registerKustoFunctions, runFragment } from '@strata/common';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
 import type { FragmentRunner } from '../../src/query/exec/executor.js';
 import type { FragmentSpec, SingleWorkerSpec } from '../../src/query/plan/planner.js';
@@ -51,6 +51,8 @@ export class FakeWorkers {
     for (let w = 0; w < workerCount; w++) {
       const instance = await DuckDBInstance.create(':memory:');
       const c = await instance.connect();
+      // As every worker's storage instance does at open (storage-engine.ts).
+      registerKustoFunctions(c);
       for (const t of tables) {
         const cols = t.columns.map((col) => `${quoteIdentifier(col.name)} ${DUCKDB_TYPE[col.type]}`).join(', ');
         await c.run(`CREATE TABLE ${quoteIdentifier(t.name)} (${cols})`);

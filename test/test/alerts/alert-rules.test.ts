@@ -107,7 +107,11 @@ describe('alert rules, end to end', function () {
     receiver = await WebhookReceiver.start();
     c = await IncidentsCluster.start({
       clock,
-      config: { webhooks: { allowPlainHttpHosts: ['127.0.0.1'], allowInternalHosts: ['127.0.0.1'] } },
+      config: {
+        webhooks: { allowPlainHttpHosts: ['127.0.0.1'], allowInternalHosts: ['127.0.0.1'] },
+        // /metrics is served on the ops port only.
+        ops: { enable: true, host: '127.0.0.1', port: 0 },
+      },
     });
     const port = ((smtp as unknown as { server: { address(): AddressInfo } }).server.address() as AddressInfo).port;
     const settings = await c.request('POST', '/settings', {
@@ -409,7 +413,8 @@ describe('alert rules, end to end', function () {
   });
 
   it('counts evaluations and webhook deliveries in /metrics', async () => {
-    const text = await (await c.node.request('GET', '/metrics')).text();
+    assert.ok(c.node.opsUrl, 'the ops server runs');
+    const text = await (await fetch(`${c.node.opsUrl}/metrics`)).text();
     assert.match(text, /strata_alert_evaluations_total\{outcome="ok"\} [1-9]/);
     assert.match(text, /strata_alert_evaluations_total\{outcome="error"\} [1-9]/);
     assert.match(text, /strata_webhook_deliveries_total\{outcome="delivered"\} [1-9]/);

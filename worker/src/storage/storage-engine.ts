@@ -10,6 +10,7 @@ import {
   type FragmentStatement,
   type Logger,
   quoteIdentifier,
+  registerKustoFunctions,
   StrataError,
 } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
@@ -221,6 +222,11 @@ export class StorageEngine {
       // extension, which must be loaded first.
       await writerConn.run('LOAD parquet');
       await writerConn.run('SET GLOBAL parquet_metadata_cache = true');
+      // The engine's JS functions (kusto-udfs.ts), for every fragment connection of this instance:
+      // registered once here, before the configuration is locked — a registration is a catalog
+      // write, and one per fragment connection inside its snapshot transaction conflicted with
+      // the other open snapshots ("Failed to register scalar function").
+      registerKustoFunctions(writerConn);
       // Last: from here on this instance reaches only its segments and batch/spill files, and no
       // statement (query fragments included) can change that. `threads` follows the executor
       // settings live (query-service.ts).

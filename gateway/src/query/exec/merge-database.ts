@@ -33,6 +33,9 @@ export class MergeDatabase {
       // reachable and no statement can change the configuration (docs/decisions/0008-fragment-safety.md).
       const setup = await instance.connect();
       try {
+        // The engine's JS functions, as on the workers (results do not depend on where a function
+        // runs): once per instance, visible to every connection, before the lock.
+        registerKustoFunctions(setup);
         await confineDuckDB(setup, { allowedDirectories: [spill] });
       } finally {
         setup.closeSync();
@@ -44,12 +47,9 @@ export class MergeDatabase {
 
   async connect(): Promise<DuckDBConnection> {
     const instance = await this.open();
-    // No session settings are needed: the engine's SQL does not depend on the time zone. The
-    // engine's JS functions are registered as on the workers, so results do not depend on where
-    // a function runs.
-    const connection = await instance.connect();
-    registerKustoFunctions(connection);
-    return connection;
+    // No session settings are needed: the engine's SQL does not depend on the time zone; the JS
+    // functions were registered for the whole instance when it opened.
+    return instance.connect();
   }
 
   async close(): Promise<void> {
