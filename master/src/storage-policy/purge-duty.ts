@@ -1,7 +1,8 @@
 import { componentLogger, type Logger, StrataError } from '@strata/common';
 import { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
 import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
-import type { LeaderDuty, LeaderState } from '../leader-state.js';
+import { CycleDuty, type DutyCycle } from '../cycle-duty.js';
+import type { LeaderState } from '../leader-state.js';
 import { PurgeRepository } from './purge-repository.js';
 
 /** Segments a worker rewrites per step: small steps keep progress visible and calls short. */
@@ -15,39 +16,25 @@ const STEP_TIMEOUT_MS = 120_000;
  * failover) only means the next step is asked again. A worker that is not registered (down) keeps
  * the job running until it is back: its rows are not given up on silently.
  */
-export class PurgeDuty implements LeaderDuty {
+export class PurgeDuty extends CycleDuty {
   readonly name = 'purge';
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
-  private log: Logger | undefined;
 
-  constructor(private readonly intervalMs = 1_000) {}
+  constructor(private readonly intervalMs = 1_000) {
+    super();
+  }
 
-  async start(state: LeaderState): Promise<void> {
-    this.stopped = false;
-    this.log = componentLogger(state.log, 'purge');
-    const tick = () => {
-      if (this.stopped) return;
-      this.running = this.runOnce(state)
-        .catch((err) => this.log?.warn({ reason: err instanceof Error ? err.message : String(err) }, 'purge round failed'))
-        .finally(() => {
-          if (!this.stopped) {
-            this.timer = setTimeout(tick, this.intervalMs);
-            this.timer.unref();
-          }
-        });
+  protected cycleFor(state: LeaderState): DutyCycle {
+    const log = componentLogger(state.log, 'purge');
+    return {
+      run: (signal) =>
+        this.runOnce(state, log, signal).catch((err) =>
+          log.warn({ reason: err instanceof Error ? err.message : String(err) }, 'purge round failed'),
+        ),
+      nextDelayMs: async () => this.intervalMs,
     };
-    tick();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private async runOnce(state: LeaderState): Promise<void> {
+  private async runOnce(state: LeaderState, log: Logger, signal: AbortSignal): Promise<void> {
     const repo = new PurgeRepository(state.store);
     const jobs = await repo.running();
     if (jobs.length === 0) return;
@@ -57,7 +44,7 @@ export class PurgeDuty implements LeaderDuty {
     for (const job of jobs) {
       const fragment = ExecuteFragmentRequest.decode(job.fragment);
       for (const w of job.workers) {
-        if (this.stopped) return;
+        if (signal.aborted) return;
         const endpoint = endpoints.get(w.worker);
         if (w.finished || !endpoint) continue;
         try {
@@ -78,7 +65,7 @@ export class PurgeDuty implements LeaderDuty {
           // A refused fragment will be refused again: the job cannot succeed.
           if (err instanceof StrataError && err.kind === 'invalid') await repo.fail(job.jobId, message);
           else await repo.recordError(job.jobId, w.worker, message);
-          this.log?.warn({ jobId: job.jobId, worker: w.worker, reason: message }, 'purge step failed');
+          log.warn({ jobId: job.jobId, worker: w.worker, reason: message }, 'purge step failed');
         }
       }
     }
