@@ -38,3 +38,4 @@ export * from './query/value-types.js';
 export * from './role.js';
 export * from './settings/index.js';
 export * from './sql/quoting.js';
+export * from './webhooks/event-types.js';

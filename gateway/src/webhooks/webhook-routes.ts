@@ -1,4 +1,4 @@
-import { invalid, isGuid, notFound } from '@strata/common';
+import { invalid, isGuid, notFound, WEBHOOK_EVENT_TYPES } from '@strata/common';
 import { type Webhook, type WebhookDelivery, WebhookServiceService } from '@strata/proto/webhooks/v1/webhooks';
 import { z } from 'zod';
 import type { RouteContext, RouteDef } from '../http/route.js';
@@ -12,22 +12,12 @@ import type { RouteContext, RouteDef } from '../http/route.js';
 
 const BASE = '/accounts/:accountId/webhooks';
 
-const EVENT_TYPES = [
-  'INCIDENT_CREATED',
-  'INCIDENT_UPDATED',
-  'INCIDENT_RESOLVED',
-  'INCIDENT_REOPENED',
-  'COMMENT_ADDED',
-  'ALERT_FIRED',
-  'ALERT_RESOLVED',
-] as const;
-
 const webhookBody = z.object({
   name: z.string().trim().min(1, 'name is required').max(200),
   url: z.string().trim().min(1, 'url is required').max(2048),
   format: z.enum(['json', 'slack']).default('json'),
   /** Empty or absent: every event type. */
-  events: z.array(z.enum(EVENT_TYPES)).max(EVENT_TYPES.length).default([]),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length).default([]),
   enabled: z.boolean().default(true),
 });
 

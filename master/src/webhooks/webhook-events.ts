@@ -1,18 +1,7 @@
+import type { WebhookEventType } from '@strata/common';
 import type { Incident } from '@strata/proto/incidents/v1/incidents';
 import type { SqlExecutor } from '../store/relational-store.js';
 import { deliveryRows, endpointRows } from './webhook-repository.js';
-
-/** Event types webhooks receive: the incident notifications, and alert records firing and resolving. */
-export const WEBHOOK_EVENT_TYPES = [
-  'INCIDENT_CREATED',
-  'INCIDENT_UPDATED',
-  'INCIDENT_RESOLVED',
-  'INCIDENT_REOPENED',
-  'COMMENT_ADDED',
-  'ALERT_FIRED',
-  'ALERT_RESOLVED',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** What a delivery carries (the generic JSON body, and the source of the Slack text). */
 export interface WebhookEvent {

@@ -1,8 +1,7 @@
-import { invalid } from '@strata/common';
+import { invalid, WEBHOOK_EVENT_TYPES } from '@strata/common';
 import type { PutWebhookRequest, Webhook } from '@strata/proto/webhooks/v1/webhooks';
 import { requireGuid } from '../incidents/incident-model.js';
 import type { RelationalStore } from '../store/relational-store.js';
-import { WEBHOOK_EVENT_TYPES } from './webhook-events.js';
 import { deliveryRows, endpointRows } from './webhook-repository.js';
 import { checkWebhookUrl, type WebhookPolicy } from './webhook-target.js';
 

@@ -11,17 +11,11 @@ import { int, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
+import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
-
-function arity(call: CallExpr, n: number, min: number, max = min): void {
-  if (n < min || n > max) {
-    const expected = min === max ? `${min}` : `${min} to ${max}`;
-    throw queryError(`The function '${call.name}' takes ${expected} arguments, not ${n}.`, call.span);
-  }
-}
 
 function want(b: Bound, types: KqlType[], call: CallExpr, what: string): void {
   if (!types.includes(b.type))

@@ -10,17 +10,11 @@ import { join, type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, unify } from '../bound.js';
+import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
-
-function arity(call: CallExpr, n: number, min: number, max = min): void {
-  if (n < min || n > max) {
-    const expected = min === max ? `${min}` : `${min} to ${max}`;
-    throw queryError(`The function '${call.name}' takes ${expected} arguments, not ${n}.`, call.span);
-  }
-}
 
 function want(b: Bound, types: KqlType[], call: CallExpr, what = 'argument'): void {
   if (!types.includes(b.type))

@@ -10,6 +10,7 @@ import type { Expr } from '../../syntax/ast.js';
 import { type Bound, coerce, unify } from '../bound.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { ROW_ORDER } from '../rel.js';
+import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -24,14 +25,6 @@ function serialOnly(call: CallExpr, binder: ExprBinder): void {
     throw queryError(
       `'${call.name}' needs serialized rows: put sort, top or serialize before it (the rows here have no order).`,
       call.nameSpan,
-    );
-}
-
-function arity(call: CallExpr, n: number, min: number, max: number): void {
-  if (n < min || n > max)
-    throw queryError(
-      `The function '${call.name}' takes ${min === max ? min : `${min} to ${max}`} arguments, not ${n}.`,
-      call.span,
     );
 }
 

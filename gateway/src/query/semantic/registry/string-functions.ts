@@ -8,17 +8,11 @@ import { queryError } from '../../errors.js';
 import { join, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import { type Bound, convert, strSql } from '../bound.js';
+import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
-
-function arity(call: CallExpr, n: number, min: number, max = min): void {
-  if (n < min || n > max) {
-    const expected = min === max ? `${min}` : max === Number.POSITIVE_INFINITY ? `at least ${min}` : `${min} to ${max}`;
-    throw queryError(`The function '${call.name}' takes ${expected} arguments, not ${n}.`, call.span);
-  }
-}
 
 const result = (type: Bound['type'], s: Sql, call: CallExpr, notNull = false): Bound => ({
   type,
