@@ -9,6 +9,8 @@
  * Names carry the `kql_` prefix so they cannot shadow a DuckDB function; none reads files,
  * settings or the environment.
  */
+
+import zlib from 'node:zlib';
 import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
@@ -47,6 +49,57 @@ function xxhash64Function(): DuckDBScalarFunction {
   });
 }
 
+/**
+ * XXH64 (seed 0) of a long's 8 bytes, little-endian, as a signed long: Kusto's `hash` of a
+ * datetime or timespan hashes its 100 ns ticks this way (the documented `hash(datetime(2015-01-01))`
+ * = 1380966698541616202 is exactly this over the ticks).
+ */
+function xxhash64Int64Function(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_xxhash64_int64',
+    returnType: BIGINT,
+    parameterTypes: [BIGINT],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      const bytes = Buffer.alloc(8);
+      for (let row = 0; row < input.rowCount; row++) {
+        const n = v.getItem(row);
+        if (typeof n !== 'bigint') {
+          output.setItem(row, null);
+          continue;
+        }
+        bytes.writeBigInt64LE(n);
+        output.setItem(row, BigInt.asIntN(64, xxh64(bytes)));
+      }
+      output.flush();
+    },
+  });
+}
+
+/**
+ * zlib and gzip of a string's UTF-8 bytes as base64, and back. Compression uses zlib's default
+ * level: the bytes can differ from Kusto's encoder (its documented example is a stored block), but
+ * each decoder, Kusto's included, reads the other's output. Decoding answers '' when the text is
+ * not base64 of a valid stream or the bytes are not UTF-8, as Kusto answers an empty result.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const decodeOrEmpty =
+  (inflate: (b: Buffer) => Buffer) =>
+  (s: string): string => {
+    try {
+      const bytes = Buffer.from(s, 'base64');
+      if (bytes.length === 0 || bytes.toString('base64').replace(/=+$/, '') !== s.trim().replace(/=+$/, '')) return '';
+      return UTF8.decode(inflate(bytes));
+    } catch {
+      return '';
+    }
+  };
+/** Kusto's gzip reader wants ID1, ID2, CM = deflate and a zero FLG byte (no optional fields). */
+const gunzipStrict = (b: Buffer): Buffer => {
+  if (b.length < 18 || b[0] !== 0x1f || b[1] !== 0x8b || b[2] !== 8 || b[3] !== 0) throw new Error('gzip header');
+  return zlib.gunzipSync(b);
+};
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -66,6 +119,11 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
+  xxhash64Int64Function,
+  () => textFunction('kql_zlib_compress', (s) => zlib.deflateSync(Buffer.from(s, 'utf8')).toString('base64')),
+  () => textFunction('kql_zlib_decompress', decodeOrEmpty(zlib.inflateSync)),
+  () => textFunction('kql_gzip_compress', (s) => zlib.gzipSync(Buffer.from(s, 'utf8')).toString('base64')),
+  () => textFunction('kql_gzip_decompress', decodeOrEmpty(gunzipStrict)),
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

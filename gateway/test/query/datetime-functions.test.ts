@@ -83,6 +83,20 @@ describe('date and time functions', () => {
     assert.deepEqual(r, { y: 1, q: 1, m: 1, w1: 1, w2: 0, d: 1, h: 0, mi: -2, ms: 1, ns: 1_000_000, n: null });
   });
 
+  it('a datetime below the microsecond is refused where it is written, never truncated; whole microseconds stay exact', async () => {
+    // Two values 700 ns apart would truncate to the same microsecond and diff to 0: refused instead.
+    for (const q of [
+      'print datetime_diff("nanosecond", datetime(2023-03-04 05:06:07.0000001), datetime(2023-03-04 05:06:07.0000008))',
+      'print todatetime("2023-03-04T05:06:07.1234567Z")',
+      'print datetime(2023-03-04 05:06:07.000000100)',
+    ])
+      await assert.rejects(run(q), /digits below a microsecond: datetimes here keep microseconds, so it is refused rather than rounded/);
+    const r = await one(`print a = datetime_diff("nanosecond", datetime(2023-03-04 05:06:07.1234560), datetime(2023-03-04 05:06:07.123455)),
+      b = datetime_diff("microsecond", datetime(2023-03-04 05:06:07.000002), datetime(2023-03-04 05:06:06.999999)),
+      c = datetime_part("nanosecond", todatetime("2023-03-04T05:06:07.9876540Z"))`);
+    assert.deepEqual(r, { a: 1000, b: 3, c: 987654000 });
+  });
+
   it('bin_at aligns bins to the fixed point for datetimes, timespans, longs and reals', async () => {
     const r = await one(`print
       a = bin_at(datetime(2024-03-10 12:40), 1h, datetime(2024-03-10 00:15)), b = bin_at(datetime(2024-03-10 00:05), 1h, datetime(2024-03-10 00:15)),

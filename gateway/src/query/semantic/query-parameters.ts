@@ -6,12 +6,14 @@
 import { queryError } from '../errors.js';
 import type { LiteralValue, QueryParameter } from '../syntax/ast.js';
 import {
+  hasSubMicrosecondDigits,
   parseBoolLiteral,
   parseDateTimeText,
   parseGuidLiteral,
   parseLongLiteral,
   parseRealLiteral,
   parseTimespanLiteral,
+  subMicrosecondMessage,
 } from '../syntax/literals.js';
 
 /** The request's variables as a map by id; malformed entries are left out. */
@@ -52,6 +54,7 @@ export function parameterLiteral(p: QueryParameter, value: unknown): LiteralValu
       return { type: 'bool', value: v };
     }
     case 'datetime': {
+      if (typeof value === 'string' && hasSubMicrosecondDigits(value)) throw queryError(subMicrosecondMessage(value), p.span);
       const v = typeof value === 'string' ? parseDateTimeText(value) : undefined;
       if (v === undefined) throw bad();
       return { type: 'datetime', value: v };

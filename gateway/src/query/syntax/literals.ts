@@ -109,6 +109,22 @@ export function parseDateTimeText(content: string): bigint | undefined {
   return micros;
 }
 
+/**
+ * True when a datetime text carries a non-zero digit below the microsecond (Kusto keeps 100 ns
+ * ticks, Strata microseconds). Such a value is refused where it is written rather than truncated:
+ * truncating it silently changed answers (`datetime_diff('nanosecond', …)` of two literals 700 ns
+ * apart gave 0).
+ */
+export function hasSubMicrosecondDigits(content: string): boolean {
+  const m = /[T ]\d{1,2}:\d{2}:\d{2}\.(\d{7,9})/i.exec(content);
+  return m !== null && /[1-9]/.test((m[1] as string).slice(6));
+}
+
+/** The message for a datetime text that `hasSubMicrosecondDigits` refuses. */
+export function subMicrosecondMessage(text: string): string {
+  return `The datetime '${text}' has digits below a microsecond: datetimes here keep microseconds, so it is refused rather than rounded.`;
+}
+
 export function parseDateTimeLiteral(text: string): bigint | null | undefined {
   const content = inner(text, ['datetime', 'date']);
   if (content === undefined) return undefined;

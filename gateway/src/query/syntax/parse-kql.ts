@@ -32,12 +32,14 @@ import type {
 } from './ast.js';
 import { type KDiagnostic, type KList, type KNode, kustoLanguage } from './kusto-runtime.js';
 import {
+  hasSubMicrosecondDigits,
   parseBoolLiteral,
   parseDateTimeLiteral,
   parseGuidLiteral,
   parseLongLiteral,
   parseRealLiteral,
   parseTimespanLiteral,
+  subMicrosecondMessage,
 } from './literals.js';
 import { prescan, tokenizeRender } from './prescan.js';
 
@@ -927,6 +929,7 @@ class Converter {
       return { type: 'bool', value: v };
     }
     if (kind === k.DateTimeLiteralExpression) {
+      if (hasSubMicrosecondDigits(text)) throw queryError(subMicrosecondMessage(text), spanOf(node));
       const v = parseDateTimeLiteral(text);
       if (v === undefined) throw bad('datetime');
       return { type: 'datetime', value: v };

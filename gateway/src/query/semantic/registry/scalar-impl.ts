@@ -6,7 +6,13 @@
 import { queryError, type Span } from '../../errors.js';
 import { int, join, type Sql, sql, str, trusted, ts } from '../../sql/sql.js';
 import type { Expr, LiteralValue } from '../../syntax/ast.js';
-import { parseDateTimeText, TICKS_PER_DAY, TICKS_PER_SECOND } from '../../syntax/literals.js';
+import {
+  hasSubMicrosecondDigits,
+  parseDateTimeText,
+  subMicrosecondMessage,
+  TICKS_PER_DAY,
+  TICKS_PER_SECOND,
+} from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
@@ -56,6 +62,7 @@ function toFn(target: KqlType): ScalarFn {
     arity(call, 1);
     const a = args[0] as Bound;
     if (target === 'datetime' && a.value?.type === 'string') {
+      if (hasSubMicrosecondDigits(a.value.value)) throw queryError(subMicrosecondMessage(a.value.value), a.span);
       const us = parseDateTimeText(a.value.value);
       return constant({ type: 'datetime', value: us ?? null }, call.span);
     }
