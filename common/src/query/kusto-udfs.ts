@@ -11,7 +11,7 @@
  */
 
 import zlib from 'node:zlib';
-import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
 
@@ -100,6 +100,45 @@ const gunzipStrict = (b: Buffer): Buffer => {
   return zlib.gunzipSync(b);
 };
 
+/**
+ * A real as Kusto prints it (.NET's shortest round-trip form): the same significant digits as
+ * JavaScript's, written positionally while the decimal exponent is between -5 and 14, and as
+ * `d.dddE±XX` (upper-case E, sign, at least two exponent digits) outside it — `1E+15`, `1E-05`,
+ * `1.5E-07`; `NaN`, `Infinity`, `-Infinity`. JavaScript switches at other exponents (1e21, 1e-7),
+ * which is why this is not `String(x)`.
+ */
+export function kustoRealText(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  if (x === 0) return '0';
+  const [mantissa, exp] = x.toExponential().split('e') as [string, string];
+  const e = Number(exp);
+  if (e >= 15 || e <= -5) return `${mantissa}E${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace(/^-/, '').replace('.', '');
+  let text: string;
+  if (e < 0) text = `0.${'0'.repeat(-e - 1)}${digits}`;
+  else if (digits.length <= e + 1) text = digits + '0'.repeat(e + 1 - digits.length);
+  else text = `${digits.slice(0, e + 1)}.${digits.slice(e + 1)}`;
+  return negative ? `-${text}` : text;
+}
+
+function realTextFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_real_tostring',
+    returnType: VARCHAR,
+    parameterTypes: [DOUBLE],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      for (let row = 0; row < input.rowCount; row++) {
+        const x = v.getItem(row);
+        output.setItem(row, typeof x === 'number' ? kustoRealText(x) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -120,6 +159,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
   xxhash64Int64Function,
+  realTextFunction,
   () => textFunction('kql_zlib_compress', (s) => zlib.deflateSync(Buffer.from(s, 'utf8')).toString('base64')),
   () => textFunction('kql_zlib_decompress', decodeOrEmpty(zlib.inflateSync)),
   () => textFunction('kql_gzip_compress', (s) => zlib.gzipSync(Buffer.from(s, 'utf8')).toString('base64')),

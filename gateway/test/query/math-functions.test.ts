@@ -131,6 +131,57 @@ describe('math functions', () => {
     await assert.rejects(run('print pi(1)'), /'pi' takes 0 arguments/);
   });
 
+  it('tostring of a real prints as Kusto (.NET shortest round trip): E notation from 1E+15 and below 1E-04', async () => {
+    const r = await one(`print a = tostring(1e15), b = tostring(1e14), c = tostring(0.1 + 0.2), d = tostring(0.00001),
+      e = tostring(0.0001), f = tostring(-1.5e-7), g = tostring(real(nan)), h = tostring(real(+inf)), i = tostring(real(-inf)),
+      j = tostring(2.5), k = tostring(1.0), l = strcat("x", 1e300), m = tostring(123456789012345.67), n = tostring(real(null)),
+      o = tostring(-0.5), p = tostring(12345678901234567890.0)`);
+    assert.deepEqual(r, {
+      a: '1E+15',
+      b: '100000000000000',
+      c: '0.30000000000000004',
+      d: '1E-05',
+      e: '0.0001',
+      f: '-1.5E-07',
+      g: 'NaN',
+      h: 'Infinity',
+      i: '-Infinity',
+      j: '2.5',
+      k: '1',
+      l: 'x1E+300',
+      m: '123456789012345.67',
+      n: '',
+      o: '-0.5',
+      p: '1.2345678901234567E+19',
+    });
+    // Stored reals (one worker and three): three-decimal values print as JavaScript prints them.
+    const rows = await run('Logs | project id, t = tostring(ratio)');
+    const want = LOGS.map((l) => ({ id: l.id, t: l.ratio === null ? '' : String(l.ratio) }));
+    assert.deepEqual(sortedJson(rows.results), sortedJson(want));
+  });
+
+  it('property: tostring of any real reads back as the same real, in the notation its exponent calls for', async function () {
+    this.timeout(60_000);
+    await fc.assert(
+      fc.asyncProperty(fc.double({ noNaN: true, noDefaultInfinity: true }), async (x) => {
+        fc.pre(x !== 0);
+        const text = (await one(`print t = tostring(real(${x.toExponential()}))`)).t as string;
+        assert.equal(Number(text.replace('E', 'e')), x, text);
+        const exponent = Math.floor(Math.log10(Math.abs(x)));
+        // Near a power of ten log10 can round across it; only assert the notation away from the switch points.
+        if (
+          Math.abs(exponent - Math.log10(Math.abs(x))) > 1e-9 &&
+          exponent !== 14 &&
+          exponent !== -5 &&
+          exponent !== 15 &&
+          exponent !== -4
+        )
+          assert.equal(/E[+-]\d{2,3}$/.test(text), exponent >= 15 || exponent <= -5, text);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('over stored rows on one and three workers, and in the merge after a summarize', async () => {
     const r = await run(
       'Logs | where isnotnull(latencyMs) | project id, l = binary_and(latencyMs, 255), c = ceiling(ratio), m = max_of(latencyMs, 0)',

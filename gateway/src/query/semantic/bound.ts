@@ -79,8 +79,9 @@ function timespanToStringSql(x: Sql): Sql {
 }
 
 /** Kusto's rendering of a real: integral values without a fraction (1 rather than 1.0). */
+/** A real as Kusto prints it (a JS function inside DuckDB: common/src/query/kusto-udfs.ts, kustoRealText). */
 function realToStringSql(x: Sql): Sql {
-  return sql`(CASE WHEN isfinite(${x}) AND ${x} = trunc(${x}) AND abs(${x}) < 1e15 THEN CAST(CAST(${x} AS BIGINT) AS VARCHAR) ELSE CAST(${x} AS VARCHAR) END)`;
+  return sql`kql_real_tostring(${x})`;
 }
 
 /** A datetime from text: ISO forms, with an explicit offset converted to UTC; otherwise null. */
