@@ -90,11 +90,47 @@ describe('date and time functions', () => {
       'print todatetime("2023-03-04T05:06:07.1234567Z")',
       'print datetime(2023-03-04 05:06:07.000000100)',
     ])
-      await assert.rejects(run(q), /digits below a microsecond: datetimes here keep microseconds, so it is refused rather than rounded/);
-    const r = await one(`print a = datetime_diff("nanosecond", datetime(2023-03-04 05:06:07.1234560), datetime(2023-03-04 05:06:07.123455)),
+      await assert.rejects(
+        run(q),
+        /digits below a microsecond: datetimes here keep microseconds, so it is refused rather than rounded/,
+      );
+    const r =
+      await one(`print a = datetime_diff("nanosecond", datetime(2023-03-04 05:06:07.1234560), datetime(2023-03-04 05:06:07.123455)),
       b = datetime_diff("microsecond", datetime(2023-03-04 05:06:07.000002), datetime(2023-03-04 05:06:06.999999)),
       c = datetime_part("nanosecond", todatetime("2023-03-04T05:06:07.9876540Z"))`);
     assert.deepEqual(r, { a: 1000, b: 3, c: 987654000 });
+  });
+
+  it('format_timespan: every element, exact to the 100 ns tick, no sign; format_datetime drops the dot before empty F digits', async () => {
+    const r = await one(`print a = format_timespan(2d + 3h + 4m + 5s + 607080tick, "d.hh:mm:ss.fffffff"),
+      b = format_timespan(2d + 3h + 4m + 5s + 607080tick, "ddd h:m:s FFFFFFF F ff"),
+      c = format_timespan(-90m, "hh:mm"), d = format_timespan(1tick, "fffffff|FFFFFFF|f"),
+      e = format_timespan(timespan(null), "hh"), f = format_timespan(1234d, "dd/ddddd [HH]"),
+      g = format_datetime(datetime(2024-01-02 03:04:05), "HH:mm:ss.FFF"), h = format_datetime(datetime(2024-01-02 03:04:05.120), "HH:mm:ss.FFF"),
+      i = format_datetime(datetime(2024-01-02 03:04:05.120), "ss.fff")`);
+    assert.deepEqual(r, {
+      a: '2.03:04:05.0607080',
+      b: '002 3:4:5 060708  06',
+      c: '01:30',
+      d: '0000001|0000001|0',
+      e: '',
+      f: '1234/01234 [00]',
+      g: '03:04:05',
+      h: '03:04:05.12',
+      i: '05.120',
+    });
+    await assert.rejects(run('print format_timespan(1h, "hhh")'), /format_timespan: the format 'hhh' is not supported/);
+    await assert.rejects(run('print format_timespan(now(), "hh")'), /must be timespan/);
+    // Over stored rows (one worker and three): the JS arithmetic on the tick counts.
+    const rows = await run('Logs | project id, t = format_timespan(duration, "d.hh:mm:ss.fffffff")');
+    const two = (n: bigint) => String(n).padStart(2, '0');
+    const want = LOGS.map((l) => {
+      if (l.duration === null) return { id: l.id, t: '' };
+      const t = l.duration;
+      const text = `${t / 864_000_000_000n}.${two((t / 36_000_000_000n) % 24n)}:${two((t / 600_000_000n) % 60n)}:${two((t / 10_000_000n) % 60n)}.${String(t % 10_000_000n).padStart(7, '0')}`;
+      return { id: l.id, t: text };
+    });
+    assert.deepEqual(sortedJson(rows.results), sortedJson(want));
   });
 
   it('bin_at aligns bins to the fixed point for datetimes, timespans, longs and reals', async () => {

@@ -226,6 +226,7 @@ const SAMPLES: Record<string, string> = {
   hash_sha256: 'hash_sha256(s)',
   hash_xxhash64: 'hash_xxhash64(s, 100)',
   hash: 'hash(timestamp, 10)',
+  format_timespan: 'format_timespan(ts, "hh:mm")',
   zlib_compress_to_base64_string: 'zlib_compress_to_base64_string(s)',
   zlib_decompress_from_base64_string: 'zlib_decompress_from_base64_string(s)',
   gzip_compress_to_base64_string: 'gzip_compress_to_base64_string(s)',

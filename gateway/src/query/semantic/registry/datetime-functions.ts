@@ -7,7 +7,7 @@
  * ICU; the conversions name UTC explicitly so no session time zone can change an answer.
  */
 import { queryError } from '../../errors.js';
-import { int, type Sql, sql, str } from '../../sql/sql.js';
+import { int, join, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
@@ -272,6 +272,65 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   },
 };
 
+/**
+ * One element of a format_timespan format over the absolute tick count `t` (a .NET custom TimeSpan
+ * format prints no sign). Timespans keep Kusto's 100 ns ticks, so every element is exact.
+ */
+function timespanPiece(token: string, t: Sql): Sql | undefined {
+  const c = token[0] as string;
+  const n = token.length;
+  // DuckDB's lpad also cuts a longer text to the width: pad to at least the width, never cut.
+  const padded = (v: Sql, width: number) =>
+    sql`lpad(CAST(${v} AS VARCHAR), CAST(greatest(length(CAST(${v} AS VARCHAR)), ${int(width)}) AS INTEGER), '0')`;
+  if (c === 'd' && n <= 8) return padded(sql`(${t} // 864000000000)`, n);
+  if ((c === 'h' || c === 'H') && n <= 2) return padded(sql`((${t} // 36000000000) % 24)`, n);
+  if (c === 'm' && n <= 2) return padded(sql`((${t} // 600000000) % 60)`, n);
+  if (c === 's' && n <= 2) return padded(sql`((${t} // 10000000) % 60)`, n);
+  if ((c === 'f' || c === 'F') && n <= 7) {
+    const digits = sql`substr(lpad(CAST(${t} % 10000000 AS VARCHAR), 7, '0'), 1, ${int(n)})`;
+    return c === 'F' ? sql`rtrim(${digits}, '0')` : digits;
+  }
+  return undefined;
+}
+
+function formatTimespanSql(format: string, x: Sql, formatSpan: Bound['span']): Sql {
+  // The smallest long has no absolute value; no timespan Kusto shows reaches it.
+  const t = sql`abs(CASE WHEN ${x} = -9223372036854775808 THEN NULL ELSE ${x} END)`;
+  const pieces: Sql[] = [];
+  let literal = '';
+  const flush = () => {
+    if (literal) pieces.push(sql`${str(literal)}`);
+    literal = '';
+  };
+  for (let i = 0; i < format.length; ) {
+    const c = format[i] as string;
+    if (!'dhHmsfF'.includes(c)) {
+      literal += c;
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < format.length && format[j] === c) j++;
+    const token = format.slice(i, j);
+    const piece = timespanPiece(token, t);
+    if (!piece) throw queryError(`format_timespan: the format '${token}' is not supported.`, formatSpan);
+    flush();
+    pieces.push(piece);
+    i = j;
+  }
+  flush();
+  if (pieces.length === 0) return sql`''`;
+  return sql`(CASE WHEN ${t} IS NULL THEN '' ELSE concat(${join(pieces, ', ')}) END)`;
+}
+
+IMPLEMENTATIONS.format_timespan = (args, call) => {
+  arity(call, args.length, 2);
+  const x = args[0] as Bound;
+  want(x, ['timespan'], call, 'timespan');
+  const format = constString(args[1] as Bound, call, 'format');
+  return { ...result('string', formatTimespanSql(format, x.sql, (args[1] as Bound).span), call), notNull: true };
+};
+
 const NONE: NamingRule = { kind: 'none' };
 
 function fn(name: string, signatures: string[], returns: string, naming: NamingRule = NONE): ScalarFunctionEntry {
@@ -327,6 +386,12 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
       'make_timespan(days, hours, minutes, seconds: long)',
     ],
     'timespan',
+  ),
+  fn(
+    'format_timespan',
+    ['format_timespan(timespan: timespan, format: string): string'],
+    'string: d…dddddddd, h/hh/H/HH, m/mm, s/ss, f…fffffff, F…FFFFFFF (no sign, as .NET); other characters as written',
+    { kind: 'first-argument' },
   ),
   unix('seconds'),
   unix('milliseconds'),

@@ -182,8 +182,11 @@ function formatDatetime(format: string, x: Sql, call: CallExpr, formatSpan: Span
       const token = format.slice(i, j);
       const piece = formatPiece(token, x);
       if (!piece) throw queryError(`format_datetime: the format '${token}' is not supported.`, formatSpan);
+      // .NET drops the '.' before F digits that print nothing (12:00:05.FFF → "12:00:05").
+      const dot = token.startsWith('F') && literal.endsWith('.');
+      if (dot) literal = literal.slice(0, -1);
       flush();
-      pieces.push(piece);
+      pieces.push(dot ? sql`(CASE WHEN ${piece} = '' THEN '' ELSE '.' || ${piece} END)` : piece);
       i = j;
     } else {
       literal += c;
