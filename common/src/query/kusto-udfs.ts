@@ -13,6 +13,8 @@
 import zlib from 'node:zlib';
 import { BIGINT, DOUBLE, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
+import erf from '@stdlib/math-base-special-erf';
+import erfc from '@stdlib/math-base-special-erfc';
 import punycode from 'punycode/punycode.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
@@ -139,6 +141,23 @@ function realTextFunction(): DuckDBScalarFunction {
   });
 }
 
+/** A DOUBLE → DOUBLE function; null in, null out. */
+function realFunction(name: string, f: (x: number) => number): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name,
+    returnType: DOUBLE,
+    parameterTypes: [DOUBLE],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      for (let row = 0; row < input.rowCount; row++) {
+        const x = v.getItem(row);
+        output.setItem(row, typeof x === 'number' ? f(x) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -160,6 +179,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Function,
   xxhash64Int64Function,
   realTextFunction,
+  () => realFunction('kql_erf', erf),
+  () => realFunction('kql_erfc', erfc),
   () => textFunction('kql_zlib_compress', (s) => zlib.deflateSync(Buffer.from(s, 'utf8')).toString('base64')),
   () => textFunction('kql_zlib_decompress', decodeOrEmpty(zlib.inflateSync)),
   () => textFunction('kql_gzip_compress', (s) => zlib.gzipSync(Buffer.from(s, 'utf8')).toString('base64')),

@@ -226,6 +226,8 @@ const SAMPLES: Record<string, string> = {
   hash_sha256: 'hash_sha256(s)',
   hash_xxhash64: 'hash_xxhash64(s, 100)',
   hash: 'hash(timestamp, 10)',
+  erf: 'erf(y)',
+  erfc: 'erfc(y)',
   format_timespan: 'format_timespan(ts, "hh:mm")',
   zlib_compress_to_base64_string: 'zlib_compress_to_base64_string(s)',
   zlib_decompress_from_base64_string: 'zlib_decompress_from_base64_string(s)',

@@ -127,6 +127,9 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   },
   gamma: unary((x) => sql`(CASE WHEN isnan(${x}) THEN ${NAN} WHEN ${pole(x)} THEN NULL ELSE gamma(${x}) END)`),
   loggamma: unary((x) => sql`(CASE WHEN isnan(${x}) THEN ${NAN} WHEN ${pole(x)} THEN NULL ELSE lgamma(${x}) END)`),
+  // DuckDB has no error function: stdlib's (common/src/query/kusto-udfs.ts), NaN in, NaN out.
+  erf: unary((x) => sql`kql_erf(${x})`),
+  erfc: unary((x) => sql`kql_erfc(${x})`),
   sign: (args, call) => {
     arity(call, args.length, 1);
     const x = args[0] as Bound;
@@ -216,6 +219,8 @@ const NAMED_AFTER_ARGUMENT = new Set([
   'atan2',
   'gamma',
   'loggamma',
+  'erf',
+  'erfc',
   'ceiling',
   'binary_and',
   'binary_or',
@@ -256,6 +261,8 @@ export const MATH_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('pi', ['pi(): real'], 'real'),
   realOf('gamma', 'real; null at 0 and the negative integers'),
   realOf('loggamma', 'real; null at 0 and the negative integers'),
+  realOf('erf', 'real: the error function, -1 to 1'),
+  realOf('erfc', 'real: the complementary error function, 1 - erf(x) without its cancellation'),
   fn('sign', ['sign(number: real): real'], 'real: -1, 0 or 1; null for NaN'),
   fn('isfinite', ['isfinite(number: real): bool'], 'bool'),
   fn('isinf', ['isinf(number: real): bool'], 'bool'),
