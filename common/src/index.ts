@@ -34,6 +34,7 @@ export * from './query/fragment-wire.js';
 export * from './query/kusto-udfs.js';
 export * from './query/param-literals.js';
 export * from './query/query-budget.js';
+export * from './query/rfc-datetime.js';
 export * from './query/value-types.js';
 export * from './role.js';
 export * from './settings/index.js';

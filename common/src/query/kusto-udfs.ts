@@ -16,6 +16,7 @@ import { xxh64 } from '@node-rs/xxhash';
 import erf from '@stdlib/math-base-special-erf';
 import erfc from '@stdlib/math-base-special-erfc';
 import punycode from 'punycode/punycode.js';
+import { parseRfcDateTime } from './rfc-datetime.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -141,6 +142,23 @@ function realTextFunction(): DuckDBScalarFunction {
   });
 }
 
+/** RFC 822/850 datetime text → µs since the epoch (rfc-datetime.ts); null when it is not one. */
+function rfcDatetimeFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_rfc_datetime_us',
+    returnType: BIGINT,
+    parameterTypes: [VARCHAR],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      for (let row = 0; row < input.rowCount; row++) {
+        const s = v.getItem(row);
+        output.setItem(row, typeof s === 'string' ? (parseRfcDateTime(s) ?? null) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
 /** A DOUBLE → DOUBLE function; null in, null out. */
 function realFunction(name: string, f: (x: number) => number): DuckDBScalarFunction {
   return DuckDBScalarFunction.create({
@@ -179,6 +197,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Function,
   xxhash64Int64Function,
   realTextFunction,
+  rfcDatetimeFunction,
   () => realFunction('kql_erf', erf),
   () => realFunction('kql_erfc', erfc),
   () => textFunction('kql_zlib_compress', (s) => zlib.deflateSync(Buffer.from(s, 'utf8')).toString('base64')),

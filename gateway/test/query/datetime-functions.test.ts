@@ -133,6 +133,30 @@ describe('date and time functions', () => {
     assert.deepEqual(sortedJson(rows.results), sortedJson(want));
   });
 
+  it('todatetime reads the RFC 822 and RFC 850 forms, for constants and for column values alike', async () => {
+    const r = await one(`print a = todatetime("Tue, 3 Feb 21 07:08:09 GMT"), b = todatetime("Wednesday, 17-Jul-96 23:59 PDT"),
+      c = todatetime("5 Jan 2030 10:00:00.25 +0130"), d = todatetime("31 Feb 21 10:00"), e = todatetime("Tue, 3 Feb 21 07:08:09 XYZ"),
+      f = todatetime(strcat("3 Feb 21 ", "07:08 UT")), g = datetime(4 Mar 29 01:02:03 edt), h = todatetime("3 Feb 21")`);
+    assert.deepEqual(r, {
+      a: '2021-02-03T07:08:09.0000000Z',
+      b: '1996-07-18T06:59:00.0000000Z',
+      c: '2030-01-05T08:30:00.2500000Z',
+      d: null,
+      e: null,
+      f: '2021-02-03T07:08:00.0000000Z',
+      g: '2029-03-04T05:02:03.0000000Z',
+      h: null,
+    });
+    // Column values on the workers (one and three): each March timestamp written as RFC 850 in EST, read back.
+    const rows = await run(
+      'Logs | where getmonth(timestamp) == 3 | project id, back = todatetime(strcat("Sun, ", dayofmonth(timestamp), "-Mar-", getyear(timestamp) % 100, " ", format_datetime(timestamp, "HH:mm:ss.ffffff"), " EST"))',
+    );
+    const march = LOGS.filter((l) => l.timestamp.getUTCMonth() === 2);
+    assert.ok(march.length > 10);
+    const want = march.map((l) => ({ id: l.id, back: kustoDate(l.timestamp.getTime() + 5 * 3_600_000) }));
+    assert.deepEqual(sortedJson(rows.results), sortedJson(want));
+  });
+
   it('bin_at aligns bins to the fixed point for datetimes, timespans, longs and reals', async () => {
     const r = await one(`print
       a = bin_at(datetime(2024-03-10 12:40), 1h, datetime(2024-03-10 00:15)), b = bin_at(datetime(2024-03-10 00:05), 1h, datetime(2024-03-10 00:15)),

@@ -84,9 +84,11 @@ function realToStringSql(x: Sql): Sql {
   return sql`kql_real_tostring(${x})`;
 }
 
-/** A datetime from text: ISO forms, with an explicit offset converted to UTC; otherwise null. */
+/** A datetime from text: ISO forms (an explicit offset converted to UTC) or RFC 822/850; otherwise null. */
 function parseDatetimeSql(text: Sql): Sql {
-  return sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
+  const iso = sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
+  // RFC 822/850 forms only where the ISO cast fails (a JS function: common/src/query/rfc-datetime.ts).
+  return sql`coalesce(${iso}, make_timestamp(kql_rfc_datetime_us(${text})))`;
 }
 
 /** A long from text: integers exactly, decimals truncated toward zero; otherwise null. */

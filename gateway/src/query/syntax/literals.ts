@@ -4,6 +4,7 @@
  * and `time(1.02:03:04)`. Datetimes become microseconds since the Unix epoch (UTC; an explicit
  * offset is converted), timespans become 100 ns ticks, longs stay exact as bigint.
  */
+import { parseRfcDateTime } from '@strata/common';
 
 const TICKS_PER_MICRO = 10n;
 const TICKS_PER_MS = 10_000n;
@@ -90,7 +91,7 @@ export function parseDateTimeText(content: string): bigint | undefined {
     /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(
       content.trim(),
     );
-  if (!m) return undefined;
+  if (!m) return parseRfcDateTime(content);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const [h, mi, s] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
   if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return undefined;
