@@ -157,6 +157,26 @@ describe('date and time functions', () => {
     assert.deepEqual(sortedJson(rows.results), sortedJson(want));
   });
 
+  it('bin_auto bins by the query options: the size, and the fixed point when set; refused without a size', async () => {
+    const r = await run(`set query_bin_auto_size = 1h;
+      set query_bin_auto_at = datetime(2024-03-01 00:20);
+      Logs | summarize n = count() by bin_auto(timestamp)`);
+    const counts = new Map<string, number>();
+    const at = Date.UTC(2024, 2, 1, 0, 20);
+    for (const l of LOGS) {
+      const t = l.timestamp.getTime();
+      const bin = at + Math.floor((t - at) / 3_600_000) * 3_600_000;
+      counts.set(kustoDate(bin), (counts.get(kustoDate(bin)) ?? 0) + 1);
+    }
+    assert.deepEqual(sortedJson(r.results), sortedJson([...counts].map(([timestamp, n]) => ({ timestamp, n }))));
+    const plain = await one('set query_bin_auto_size = 7; print a = bin_auto(23), b = bin_auto(-1), c = bin_auto(2.5)');
+    assert.deepEqual(plain, { a: 21, b: -7, c: 0 });
+    await assert.rejects(
+      run('print bin_auto(5)'),
+      /bin_auto needs the bin size: put 'set query_bin_auto_size = <size>;' before the query/,
+    );
+  });
+
   it('bin_at aligns bins to the fixed point for datetimes, timespans, longs and reals', async () => {
     const r = await one(`print
       a = bin_at(datetime(2024-03-10 12:40), 1h, datetime(2024-03-10 00:15)), b = bin_at(datetime(2024-03-10 00:05), 1h, datetime(2024-03-10 00:15)),

@@ -30,6 +30,9 @@ const CATALOG: SchemaCatalog = {
 };
 
 /** One call of every registered name over table T, in the form the analyzer knows. */
+/** Statements a sample needs before the query (bin_auto reads the query's bin size option). */
+const SETUP: Record<string, string> = { bin_auto: 'set query_bin_auto_size = 10;\n' };
+
 const SAMPLES: Record<string, string> = {
   ago: 'ago(ts)',
   now: 'now()',
@@ -226,6 +229,7 @@ const SAMPLES: Record<string, string> = {
   hash_sha256: 'hash_sha256(s)',
   hash_xxhash64: 'hash_xxhash64(s, 100)',
   hash: 'hash(timestamp, 10)',
+  bin_auto: 'bin_auto(x)',
   erf: 'erf(y)',
   erfc: 'erfc(y)',
   format_timespan: 'format_timespan(ts, "hh:mm")',
@@ -309,7 +313,8 @@ describe('function registry', () => {
       if (f.origin === 'product') continue; // Kusto does not know the product's own names
       const sample = SAMPLES[f.name];
       assert.ok(sample, `no sample call for ${f.name}`);
-      const query = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | serialize | project ${sample}`;
+      const body = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | serialize | project ${sample}`;
+      const query = (SETUP[f.name] ?? '') + body;
       let engine: string[];
       try {
         engine = engineColumns(query);

@@ -148,6 +148,8 @@ function tokenText(node: KNode | null): string {
 
 class Converter {
   private depth = 0;
+  /** What `set query_bin_auto_size` / `query_bin_auto_at` gave, for bin_auto (see binAutoCall). */
+  private readonly binAuto: { size?: Expr; at?: Expr } = {};
 
   constructor(
     private readonly text: string,
@@ -202,10 +204,31 @@ class Converter {
     const nameNode = req(node, 'Name');
     const name = this.declaredName(nameNode).toLowerCase();
     if (SET_OPTIONS_WITHOUT_EFFECT.has(name) || name.startsWith('hint.')) return;
+    if (name === 'query_bin_auto_size' || name === 'query_bin_auto_at') {
+      const clause = prop(node, 'ValueClause');
+      const value = clause && (prop(clause, 'Expression') ?? prop(clause, 'Value'));
+      if (!value) throw queryError(`The set option '${name}' needs a value.`, spanOf(nameNode));
+      this.binAuto[name === 'query_bin_auto_size' ? 'size' : 'at'] = this.expr(value);
+      return;
+    }
     throw queryError(
       `The set option '${name}' is not supported (only options that do not change results are accepted).`,
       spanOf(nameNode),
     );
+  }
+
+  /**
+   * `bin_auto(x)` is `bin(x, size)` — or `bin_at(x, size, at)` — with the size and fixed point the
+   * query's `set query_bin_auto_size` / `query_bin_auto_at` statements gave (they come before the
+   * body, so they are known here). Without a size Kusto has nothing to bin by: refused by name.
+   */
+  private binAutoCall(args: Expr[], nameSpan: Span, span: Span): Expr {
+    if (args.length !== 1) throw queryError(`The function 'bin_auto' takes 1 argument, not ${args.length}.`, span);
+    const { size, at } = this.binAuto;
+    if (!size)
+      throw queryError("bin_auto needs the bin size: put 'set query_bin_auto_size = <size>;' before the query.", nameSpan);
+    const binArgs = at ? [args[0] as Expr, size, at] : [args[0] as Expr, size];
+    return { kind: 'call', name: at ? 'bin_at' : 'bin', nameSpan, args: binArgs, span };
   }
 
   private queryParameters(node: KNode): QueryParameter[] {
@@ -841,7 +864,9 @@ class Converter {
       case 'FunctionCallExpression': {
         const nameNode = req(node, 'Name');
         const args = elements(req(node, 'ArgumentList'), 'Expressions').map((a) => this.expr(a));
-        return { kind: 'call', name: this.referencedName(nameNode), nameSpan: spanOf(nameNode), args, span };
+        const name = this.referencedName(nameNode);
+        if (name === 'bin_auto') return this.binAutoCall(args, spanOf(nameNode), span);
+        return { kind: 'call', name, nameSpan: spanOf(nameNode), args, span };
       }
       case 'BinaryExpression': {
         const opToken = req(node, 'Operator');

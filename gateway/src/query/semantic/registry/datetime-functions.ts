@@ -331,6 +331,15 @@ IMPLEMENTATIONS.format_timespan = (args, call) => {
   return { ...result('string', formatTimespanSql(format, x.sql, (args[1] as Bound).span), call), notNull: true };
 };
 
+/**
+ * bin_auto never reaches the binder: the parser rewrites it to bin/bin_at with the size and fixed
+ * point of the query's `set query_bin_auto_size` / `query_bin_auto_at` (parse-kql.ts binAutoCall).
+ * It is declared here so it is documented and completed like every other function.
+ */
+IMPLEMENTATIONS.bin_auto = (_args, call) => {
+  throw queryError("bin_auto needs the bin size: put 'set query_bin_auto_size = <size>;' before the query.", call.span);
+};
+
 const NONE: NamingRule = { kind: 'none' };
 
 function fn(name: string, signatures: string[], returns: string, naming: NamingRule = NONE): ScalarFunctionEntry {
@@ -386,6 +395,12 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
       'make_timespan(days, hours, minutes, seconds: long)',
     ],
     'timespan',
+  ),
+  fn(
+    'bin_auto',
+    ['bin_auto(value: long|real|datetime|timespan)'],
+    'the type of value: bin(value, query_bin_auto_size), aligned to query_bin_auto_at when set',
+    { kind: 'first-argument' },
   ),
   fn(
     'format_timespan',
