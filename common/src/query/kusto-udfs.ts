@@ -17,6 +17,7 @@ import erf from '@stdlib/math-base-special-erf';
 import erfc from '@stdlib/math-base-special-erfc';
 import punycode from 'punycode/punycode.js';
 import { parseRfcDateTime } from './rfc-datetime.js';
+import { parseTimespanText } from './timespan-text.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -159,6 +160,23 @@ function rfcDatetimeFunction(): DuckDBScalarFunction {
   });
 }
 
+/** Timespan text (`1.02:03:04.5`, `90m`) → ticks (timespan-text.ts); null when it is neither form. */
+function timespanTicksFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_timespan_ticks',
+    returnType: BIGINT,
+    parameterTypes: [VARCHAR],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const v = input.getColumnVector(0);
+      for (let row = 0; row < input.rowCount; row++) {
+        const s = v.getItem(row);
+        output.setItem(row, typeof s === 'string' ? (parseTimespanText(s) ?? null) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
 /** A DOUBLE → DOUBLE function; null in, null out. */
 function realFunction(name: string, f: (x: number) => number): DuckDBScalarFunction {
   return DuckDBScalarFunction.create({
@@ -198,6 +216,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Int64Function,
   realTextFunction,
   rfcDatetimeFunction,
+  timespanTicksFunction,
   () => realFunction('kql_erf', erf),
   () => realFunction('kql_erfc', erfc),
   () => textFunction('kql_zlib_compress', (s) => zlib.deflateSync(Buffer.from(s, 'utf8')).toString('base64')),

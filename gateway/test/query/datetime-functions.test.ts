@@ -177,6 +177,24 @@ describe('date and time functions', () => {
     );
   });
 
+  it('totimespan reads timespan text (clock and unit forms) exactly, for constants and column values', async () => {
+    const r = await one(`print a = totimespan("1.02:03:04.5"), b = totimespan("90m"), c = totimespan("nope"),
+      d = totimespan("-00:00:01.0000001"), e = totimespan(strcat("2", "d")), f = totimespan("1.5h"), g = totimespan("25:00")`);
+    assert.deepEqual(r, {
+      a: '1.02:03:04.5000000',
+      b: '01:30:00',
+      c: null,
+      d: '-00:00:01.0000001',
+      e: '2.00:00:00',
+      f: '01:30:00',
+      g: null,
+    });
+    // Each stored duration written as text on the workers and read back, to the tick.
+    const rows = await run('Logs | project id, ticks = tolong(totimespan(tostring(duration)))');
+    const want = LOGS.map((l) => ({ id: l.id, ticks: l.duration === null ? null : Number(l.duration) }));
+    assert.deepEqual(sortedJson(rows.results), sortedJson(want));
+  });
+
   it('bin_at aligns bins to the fixed point for datetimes, timespans, longs and reals', async () => {
     const r = await one(`print
       a = bin_at(datetime(2024-03-10 12:40), 1h, datetime(2024-03-10 00:15)), b = bin_at(datetime(2024-03-10 00:05), 1h, datetime(2024-03-10 00:15)),

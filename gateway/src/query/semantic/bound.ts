@@ -180,6 +180,11 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
       break;
     case 'timespan':
       switch (b.type) {
+        case 'string':
+          // `1.02:03:04.5`, `90m` … read by the same code as timespan literals (kusto-udfs.ts).
+          return out(sql`kql_timespan_ticks(${x})`);
+        case 'dynamic':
+          return out(sql`kql_timespan_ticks(${dynamicTextSql(x)})`);
         case 'long':
           return out(x);
         case 'real':

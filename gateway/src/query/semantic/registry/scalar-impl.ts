@@ -3,6 +3,7 @@
  * Kusto's semantics. The declarations (signatures, return type, naming) that point here are in
  * `scalar-functions.ts`; this file holds only the implementations and their shared helpers.
  */
+import { parseTimespanText } from '@strata/common';
 import { queryError, type Span } from '../../errors.js';
 import { int, join, type Sql, sql, str, trusted, ts } from '../../sql/sql.js';
 import type { Expr, LiteralValue } from '../../syntax/ast.js';
@@ -66,6 +67,8 @@ function toFn(target: KqlType): ScalarFn {
       const us = parseDateTimeText(a.value.value);
       return constant({ type: 'datetime', value: us ?? null }, call.span);
     }
+    if (target === 'timespan' && a.value?.type === 'string')
+      return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
     if (a.type === target) return { ...a, span: call.span };
     return { ...convert(a, target, call.name), span: call.span };
   };
