@@ -160,6 +160,33 @@ describe('math functions', () => {
     assert.equal(rows.results.length, LOGS.filter((l) => l.ratio !== null).length);
   });
 
+  it('toint is 32-bit: truncates toward zero, and a value outside the int range is null (tolong keeps it)', async () => {
+    const r = await one(`print a = toint("123"), b = toint(2.7), c = toint(-2.7), d = toint(2147483647), e = toint(2147483648),
+      f = toint("3000000000"), g = toint(-2147483648), h = toint(-2147483649.5), i = tolong(2147483648), j = toint("x")`);
+    assert.deepEqual(r, {
+      a: 123,
+      b: 2,
+      c: -2,
+      d: 2147483647,
+      e: null,
+      f: null,
+      g: -2147483648,
+      h: null,
+      i: 2147483648,
+      j: null,
+    });
+    const rows = await run('Logs | project id, v = toint(latencyMs * 2000000)');
+    const want = LOGS.map((l) => {
+      const v = l.latencyMs === null ? null : l.latencyMs * 2_000_000;
+      return { id: l.id, v: v !== null && v >= -2147483648 && v <= 2147483647 ? v : null };
+    });
+    assert.ok(
+      want.some((w) => w.v === null && LOGS.find((l) => l.id === w.id)?.latencyMs !== null),
+      'some values fall outside',
+    );
+    assert.deepEqual(sortedJson(rows.results), sortedJson(want));
+  });
+
   it('tostring of a real prints as Kusto (.NET shortest round trip): E notation from 1E+15 and below 1E-04', async () => {
     const r = await one(`print a = tostring(1e15), b = tostring(1e14), c = tostring(0.1 + 0.2), d = tostring(0.00001),
       e = tostring(0.0001), f = tostring(-1.5e-7), g = tostring(real(nan)), h = tostring(real(+inf)), i = tostring(real(-inf)),

@@ -50,7 +50,12 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   conversion('todatetime', 'datetime'),
   conversion('datetime', 'datetime', 'alias'),
   conversion('tostring', 'string'),
-  conversion('toint', 'long'),
+  fn(
+    'toint',
+    ['toint(value: any): long'],
+    'long in the 32-bit int range; null when the value does not convert or falls outside it',
+    FIRST,
+  ),
   conversion('tolong', 'long'),
   conversion('todouble', 'real'),
   conversion('toreal', 'real'),

@@ -269,7 +269,16 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
   todatetime: toFn('datetime'),
   datetime: toFn('datetime'),
   tostring: toFn('string'),
-  toint: toFn('long'),
+  // Kusto's int is 32-bit: a value outside it is a conversion that did not succeed, so null.
+  toint: (args, call, binder) => {
+    const v = toFn('long')(args, call, binder);
+    if (v.value !== undefined) {
+      const n = v.value.value;
+      const outside = typeof n === 'bigint' && (n < -2147483648n || n > 2147483647n);
+      return outside ? constant({ type: 'long', value: null }, call.span) : v;
+    }
+    return { ...v, sql: sql`(CASE WHEN ${v.sql} BETWEEN -2147483648 AND 2147483647 THEN ${v.sql} END)`, notNull: false };
+  },
   tolong: toFn('long'),
   todouble: toFn('real'),
   toreal: toFn('real'),
