@@ -5,6 +5,7 @@
  * runners (so the workers cancel too).
  */
 
+import { setMaxListeners } from 'node:events';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   bindValues,
@@ -61,6 +62,10 @@ export async function executePlanColumnar(
   options: ExecuteOptions,
 ): Promise<ColumnarResult> {
   const controller = new AbortController();
+  // Every fragment's stream and the merge connection listen on this one signal: a query with many
+  // fragments legitimately has more than Node's default of 10 listeners (which would log a
+  // MaxListenersExceededWarning per query). Bounded by the plan, so a real leak still shows.
+  setMaxListeners(signalListenerBound(plan), controller.signal);
   const onAbort = () => controller.abort(new StrataError('cancelled', 'The query was cancelled.'));
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -86,6 +91,14 @@ export async function executePlanColumnar(
     options.signal?.removeEventListener('abort', onAbort);
     if (!controller.signal.aborted) controller.abort(new StrataError('cancelled', 'The query finished.'));
   }
+}
+
+/**
+ * Listeners one query's signal may carry: per fragment, its stream and (with in-process runners)
+ * one per worker statement; the merge connection; slack for the caller.
+ */
+function signalListenerBound(plan: QueryPlan): number {
+  return 8 * plan.fragments.length + 10;
 }
 
 /** With exactly one worker, that worker runs the whole query: its rows are the result. */
