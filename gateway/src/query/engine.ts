@@ -89,7 +89,7 @@ export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOpt
 export function planQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}): QueryPlan {
   try {
     const { ast, bound, nowUs } = bindQuery(text, catalog, options);
-    const input: PlanInput = { rel: bound.rel, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
+    const input: PlanInput = { rel: bound.rel, scalars: bound.scalars, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
     if (ast.render) input.render = ast.render;
     return planFragments(input);
   } catch (err) {

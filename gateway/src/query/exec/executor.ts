@@ -17,6 +17,7 @@ import {
   type WireValue,
 } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
+import { scalarValue } from '../semantic/scalar-query.js';
 import type { ParamValue, RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
@@ -75,11 +76,12 @@ export async function executePlanColumnar(
     timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), options.timeoutMs);
   }
   try {
-    const columns =
-      (await singleWorker(plan, runner, controller.signal)) ??
-      (await passedThrough(plan, runner, controller.signal)) ??
-      (await merged(plan, runner, options, controller.signal));
-    return columnarOf(plan, columns);
+    for (const scalar of plan.scalars) {
+      // toscalar(): the subquery's first value fills the parameter the statements below reference.
+      const answer = await runPlan(scalar.plan, runner, options, controller.signal);
+      scalar.target.value = scalarValue(scalar.type, answer[0]?.[0]);
+    }
+    return columnarOf(plan, await runPlan(plan, runner, options, controller.signal));
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;
@@ -98,7 +100,17 @@ export async function executePlanColumnar(
  * one per worker statement; the merge connection; slack for the caller.
  */
 function signalListenerBound(plan: QueryPlan): number {
-  return 8 * plan.fragments.length + 10;
+  const fragments = plan.fragments.length + plan.scalars.reduce((n, s) => n + s.plan.fragments.length, 0);
+  return 8 * fragments + 10;
+}
+
+/** One plan's rows: on the single worker, passed through, or merged at the gateway. */
+async function runPlan(plan: QueryPlan, runner: FragmentRunner, options: ExecuteOptions, signal: AbortSignal) {
+  return (
+    (await singleWorker(plan, runner, signal)) ??
+    (await passedThrough(plan, runner, signal)) ??
+    (await merged(plan, runner, options, signal))
+  );
 }
 
 /** With exactly one worker, that worker runs the whole query: its rows are the result. */

@@ -36,6 +36,8 @@ export interface ExprContext {
   rowFunctions?: { serialized: boolean };
   /** Binds a call of a let-declared function; undefined when no such function is in scope. */
   userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
+  /** Binds `toscalar(T)` (a value computed before the query runs); absent where not allowed. */
+  toscalar?: (expr: Extract<Expr, { kind: 'toscalar' }>) => Bound;
 }
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
@@ -119,6 +121,9 @@ export class ExprBinder {
       }
       case 'call':
         return this.call(expr);
+      case 'toscalar':
+        if (!this.ctx.toscalar) throw queryError("'toscalar' is not allowed here.", expr.span);
+        return this.ctx.toscalar(expr);
       case 'unary': {
         const operand = this.bind(expr.operand);
         if (expr.op === '+') return operand;

@@ -31,6 +31,7 @@ import { expressionName, NameAllocator } from './naming.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 
 export interface BindOptions {
@@ -50,6 +51,8 @@ export interface BindOptions {
 export interface BoundQuery {
   rel: Rel;
   columns: Column[];
+  /** `toscalar()` subqueries, inner ones first: each runs before the query and fills its parameter. */
+  scalars: ScalarQuery[];
 }
 
 /** How deep let uses and function calls may nest (recursion is impossible, chains are not). */
@@ -57,6 +60,9 @@ const MAX_CALL_DEPTH = 32;
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
 const MAX_SOURCES = 64;
+
+/** Most toscalar() subqueries in one query (each is a round of worker calls before the query). */
+const MAX_SCALAR_QUERIES = 16;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();
@@ -69,6 +75,8 @@ export class QueryBinder {
   private letDepth = 0;
   /** Relations read so far: each let use binds again, so repeated lets could multiply them. */
   private sources = 0;
+  /** toscalar() subqueries met so far, in the order they must run. */
+  private readonly scalars: ScalarQuery[] = [];
 
   constructor(
     private readonly catalog: SchemaCatalog,
@@ -79,7 +87,26 @@ export class QueryBinder {
     for (const p of ast.parameters ?? []) this.declareParameter(p);
     for (const let_ of ast.lets) this.declareLet(let_);
     const rel = this.tabular(ast.body);
-    return { rel, columns: relColumns(rel) };
+    return { rel, columns: relColumns(rel), scalars: this.scalars };
+  }
+
+  /**
+   * `toscalar(T)`: T is bound here (in the current scope, without the row's columns) and becomes
+   * a subquery that runs before the query (its own fragments and merge); its first value fills a
+   * bound parameter of the query's statements — a value, never SQL text. The type is T's first
+   * column's, known now, so the query's columns do not depend on the answer.
+   */
+  private toScalar(expr: Extract<Expr, { kind: 'toscalar' }>): Bound {
+    if (this.scalars.length >= MAX_SCALAR_QUERIES)
+      throw queryError(`A query may use at most ${MAX_SCALAR_QUERIES} toscalar() subqueries.`, expr.span);
+    const serialized = this.inputSerialized;
+    const rel = this.tabular(expr.tabular);
+    this.inputSerialized = serialized;
+    const column = relColumns(rel)[0];
+    if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);
+    const query = scalarQuery(rel, column);
+    this.scalars.push(query);
+    return { type: column.type, sql: query.sql, span: expr.span };
   }
 
   // ------------------------------------------------------------------ statements and functions
@@ -288,6 +315,7 @@ export class QueryBinder {
       lets: this.scope.scalars,
       nowUs: this.options.nowUs,
       userFunction: (call, caller) => this.userScalarCall(call, caller),
+      toscalar: (e) => this.toScalar(e),
       // extend/project/serialize items may use row functions over the input's order.
       ...(sameOperator ? { rowFunctions: { serialized: this.inputSerialized || sameOperator.serializes === true } } : {}),
     };

@@ -893,7 +893,12 @@ class Converter {
       case 'StarExpression':
         return { kind: 'star', span };
       case 'ToScalarExpression':
-        throw queryError("'toscalar' is not supported yet.", span);
+        // kind=nooptimization only tells Kusto not to optimize the subquery: the answer is the same.
+        for (const p of elements(node, 'Parameters')) {
+          const pname = this.declaredName(req(p, 'Name')).toLowerCase();
+          if (pname !== 'kind') throw queryError(`The parameter '${pname}' of 'toscalar' is not supported.`, spanOf(p));
+        }
+        return { kind: 'toscalar', tabular: this.tabular(req(node, 'Expression')), span };
       case 'HasAnyExpression':
       case 'HasAllExpression':
         throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
