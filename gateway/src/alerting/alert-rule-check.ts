@@ -20,6 +20,11 @@ export async function checkAlertRule(query: QueryService, accountId: string, def
   } catch {
     plan = planQuery(def.query, await query.catalog(accountId, { fresh: true }), options);
   }
+  // bag_unpack / pivot without an output schema: the columns are only known when the query runs.
+  if (plan.nextPhase)
+    throw invalid(
+      "The query's result columns depend on its data (evaluate bag_unpack or pivot without an output schema); an alert rule needs fixed columns: give the output schema.",
+    );
   const columns = new Map(plan.columns.map((c) => [c.name, c.type] as const));
   const names = [...columns.keys()].join(', ');
   for (const d of def.dimensions) {

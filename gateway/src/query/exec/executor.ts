@@ -63,10 +63,6 @@ export async function executePlanColumnar(
   options: ExecuteOptions,
 ): Promise<ColumnarResult> {
   const controller = new AbortController();
-  // Every fragment's stream and the merge connection listen on this one signal: a query with many
-  // fragments legitimately has more than Node's default of 10 listeners (which would log a
-  // MaxListenersExceededWarning per query). Bounded by the plan, so a real leak still shows.
-  setMaxListeners(signalListenerBound(plan), controller.signal);
   const onAbort = () => controller.abort(new StrataError('cancelled', 'The query was cancelled.'));
   if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -76,12 +72,22 @@ export async function executePlanColumnar(
     timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), options.timeoutMs);
   }
   try {
-    for (const scalar of plan.scalars) {
-      // toscalar(): the subquery's first value fills the parameter the statements below reference.
-      const answer = await runPlan(scalar.plan, runner, options, controller.signal);
-      scalar.target.value = scalarValue(scalar.type, answer[0]?.[0]);
+    let current = plan;
+    for (;;) {
+      // Every fragment's stream and the merge connection listen on this one signal: a query with
+      // many fragments legitimately has more than Node's default of 10 listeners (which would log a
+      // MaxListenersExceededWarning per query). Bounded by the plan, so a real leak still shows.
+      setMaxListeners(signalListenerBound(current), controller.signal);
+      for (const scalar of current.scalars) {
+        // toscalar(): the subquery's first value fills the parameter the statements below reference.
+        const answer = await runPlan(scalar.plan, runner, options, controller.signal);
+        scalar.target.value = scalarValue(scalar.type, answer[0]?.[0]);
+      }
+      const result = columnarOf(current, await runPlan(current, runner, options, controller.signal));
+      // A first phase (columns that depend on data): its answer plans the next step.
+      if (!current.nextPhase) return result;
+      current = current.nextPhase(result);
     }
-    return columnarOf(plan, await runPlan(plan, runner, options, controller.signal));
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;

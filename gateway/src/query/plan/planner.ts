@@ -12,6 +12,7 @@
 import type { QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
+import type { PhaseAnswer } from '../semantic/phases.js';
 import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
 import type { DeferredParam, ScalarQuery } from '../semantic/scalar-query.js';
 import { contains, ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
@@ -78,6 +79,11 @@ export interface QueryPlan {
   render?: RenderHint;
   maxRows: number;
   nowUs: bigint;
+  /**
+   * Set when this plan is a first phase (semantic/phases.ts): the query's columns depend on its
+   * answer, which `nextPhase` takes to plan the rest. Its own columns are the phase's, not the query's.
+   */
+  nextPhase?: (answer: PhaseAnswer) => QueryPlan;
 }
 
 interface PlanState {

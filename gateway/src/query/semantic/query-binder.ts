@@ -28,11 +28,14 @@ import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } fro
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { expressionName, NameAllocator } from './naming.js';
+import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
+import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
+import { bindTopNested } from './top-nested.js';
 
 export interface BindOptions {
   /** The query's `now()`, µs since the Unix epoch. */
@@ -46,6 +49,8 @@ export interface BindOptions {
    * [fromUs, toUs). Alert rules evaluate their query over their lookback window this way.
    */
   window?: { fromUs: bigint; toUs: bigint };
+  /** Answers of earlier phases, in the order the binder asked (phases.ts). */
+  answers?: readonly PhaseAnswer[];
 }
 
 export interface BoundQuery {
@@ -77,6 +82,8 @@ export class QueryBinder {
   private sources = 0;
   /** toscalar() subqueries met so far, in the order they must run. */
   private readonly scalars: ScalarQuery[] = [];
+  /** First-phase questions asked so far (phases.ts). */
+  private questions = 0;
 
   constructor(
     private readonly catalog: SchemaCatalog,
@@ -88,6 +95,19 @@ export class QueryBinder {
     for (const let_ of ast.lets) this.declareLet(let_);
     const rel = this.tabular(ast.body);
     return { rel, columns: relColumns(rel), scalars: this.scalars };
+  }
+
+  /**
+   * The answer to a first-phase question: `rel`'s rows (at most maxRows, else truncated). Known
+   * from an earlier phase, or binding stops here and the plan runs `rel` first (phases.ts).
+   */
+  answer(rel: Rel, maxRows: number): PhaseAnswer {
+    const i = this.questions++;
+    const known = this.options.answers?.[i];
+    if (known) return known;
+    if (i >= MAX_PHASES)
+      throw queryError(`A query may need at most ${MAX_PHASES} first phases (evaluate bag_unpack, pivot).`, { start: 0, end: 0 });
+    throw new NeedsAnswer(rel, maxRows, [...this.scalars]);
   }
 
   /**
@@ -307,7 +327,7 @@ export class QueryBinder {
    * same extend/project define: Kusto evaluates every item over the input row, so those names are
    * not in scope (and an input column of the same name reads its input value).
    */
-  private exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
+  exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
     const map = new Map<string, Column>();
     for (const c of columns) map.set(c.name, c);
     const ctx: ExprContext = {
@@ -404,7 +424,7 @@ export class QueryBinder {
     };
   }
 
-  private newColumn(name: string, type: KqlType): Column {
+  newColumn(name: string, type: KqlType): Column {
     return { name, type, id: this.ids.column() };
   }
 
@@ -530,7 +550,7 @@ export class QueryBinder {
     };
   }
 
-  private union(inputs: Rel[]): Rel {
+  union(inputs: Rel[]): Rel {
     // Columns by name in order of first appearance; a name with different types in different
     // inputs becomes one column per type (name_long, name_string), as Kusto does.
     const typesByName = new Map<string, Set<KqlType>>();
@@ -699,10 +719,43 @@ export class QueryBinder {
         return this.join(input, this.tabular(op.right), op.joinKind, op.on, op.span);
       case 'lookup':
         return this.join(input, this.tabular(op.right), op.joinKind === 'inner' ? 'inner' : 'leftouter', op.on, op.span, true);
+      case 'evaluate':
+        return bindEvaluate(this, input, op);
+      case 'top-hitters':
+        return this.topHitters(input, op);
+      case 'top-nested':
+        return bindTopNested(this, input, op);
       case 'as':
       case 'invoke':
         throw new Error(`${op.kind} is bound in tabular()`);
     }
+  }
+
+  /**
+   * `top-hitters N of e [by w]`: the N values of e with the most rows (or the largest sum of w),
+   * most first, counted exactly (Kusto approximates). Columns: e's name and
+   * `approximate_count_<e>` (`approximate_sum_<w>` with by).
+   */
+  private topHitters(input: Rel, op: Extract<Operator, { kind: 'top-hitters' }>): Rel {
+    const span = op.span;
+    const ofName = expressionName(op.of) ?? 'Column1';
+    const weightName = op.by ? (expressionName(op.by) ?? 'Column1') : undefined;
+    const name = weightName !== undefined ? `approximate_sum_${weightName}` : `approximate_count_${ofName}`;
+    const agg: Expr = { kind: 'call', name: op.by ? 'sum' : 'count', nameSpan: span, args: op.by ? [op.by] : [], span };
+    const summarized = this.operator(input, {
+      kind: 'summarize',
+      aggregates: [{ name, expr: agg, span }],
+      by: [{ expr: op.of, span }],
+      span,
+    });
+    // Ties are broken by the value, so the answer does not depend on how rows are spread.
+    const valueColumn = relColumns(summarized)[0] as Column;
+    const keys = [
+      { expr: { kind: 'name' as const, name, span }, descending: true, span },
+      { expr: { kind: 'name' as const, name: valueColumn.name, span }, descending: false, span },
+    ];
+    const sorted = this.operator(summarized, { kind: 'sort', keys, span });
+    return { kind: 'limit', input: sorted, count: this.constCount(op.count, 'top-hitters'), columns: relColumns(sorted) };
   }
 
   /**
@@ -712,7 +765,7 @@ export class QueryBinder {
    * side's key columns. Keys of different numeric types compare as real; strings compare with ""
    * for missing values; null keys match nothing.
    */
-  private join(left: Rel, right: Rel, kind: JoinKind, on: JoinCondition[], span: Span, lookup = false): Rel {
+  join(left: Rel, right: Rel, kind: JoinKind, on: JoinCondition[], span: Span, lookup = false): Rel {
     if (on.length === 0) throw queryError('A join needs at least one key in its on clause.', span);
     const lcols = relColumns(left);
     const rcols = relColumns(right);
@@ -820,7 +873,7 @@ export class QueryBinder {
     throw queryError(`The join keys '${l.name}' (${l.type}) and '${r.name}' (${r.type}) have different types.`, span);
   }
 
-  private constCount(expr: Expr, what: string): bigint {
+  constCount(expr: Expr, what: string): bigint {
     const b = this.exprBinder([]).bind(expr);
     if (b.value?.type !== 'long' || b.value.value === null || b.value.value < 0n) {
       throw queryError(`The row count of '${what}' must be a non-negative constant integer.`, expr.span);
@@ -842,7 +895,7 @@ export class QueryBinder {
   }
 
   /** project: a new column list; every item reads the input row (Kusto), not other items. */
-  private project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
+  project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
     const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
     const outputs: Output[] = [];
@@ -878,7 +931,7 @@ export class QueryBinder {
    * extend: existing columns stay; a new column with an existing name replaces it in place. Every
    * item reads the input row (Kusto): `extend x = x + 1, y = x` gives y the input x.
    */
-  private extend(input: Rel, columns: Column[], items: NamedExpr[], serializes = false): Rel {
+  extend(input: Rel, columns: Column[], items: NamedExpr[], serializes = false): Rel {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
@@ -903,7 +956,7 @@ export class QueryBinder {
     return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
   }
 
-  private summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
+  summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
     const rowBinder = this.exprBinder(columns);
     const names = new NameAllocator();
     const keyItems = [...by];

@@ -100,9 +100,33 @@ export type Operator =
       limit?: Expr;
       span: Span;
     }
+  /** `evaluate plugin(args) [: (schema)]` (bag_unpack, pivot, narrow). */
+  | { kind: 'evaluate'; plugin: string; pluginSpan: Span; args: Expr[]; schema?: OutputSchema; span: Span }
+  /** `top-nested [N] of e [with others = v] by agg [asc|desc], …`: one level per clause. */
+  | { kind: 'top-nested'; levels: TopNestedLevel[]; span: Span }
+  /** `top-hitters N of e [by weight]`. */
+  | { kind: 'top-hitters'; count: Expr; of: Expr; by?: Expr; span: Span }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }
   /** `lookup`: a join whose right key columns are not repeated (kind leftouter or inner). */
   | { kind: 'lookup'; joinKind: 'leftouter' | 'inner'; right: TabularExpr; on: JoinCondition[]; span: Span };
+
+/** A plugin's declared output: `(*, name: type, …)`; `star` keeps the input's columns first. */
+export interface OutputSchema {
+  star: boolean;
+  columns: { name: string; type: KqlType; span: Span }[];
+  span: Span;
+}
+
+export interface TopNestedLevel {
+  /** Absent: every value. */
+  count?: Expr;
+  of: NamedExpr;
+  /** `with others = v`: one more row per level aggregating the values left out, keyed v. */
+  others?: Expr;
+  by: NamedExpr;
+  descending: boolean;
+  span: Span;
+}
 
 export type JoinKind =
   | 'innerunique'

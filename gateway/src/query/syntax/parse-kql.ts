@@ -27,6 +27,7 @@ import type {
   SortKey,
   Source,
   TabularExpr,
+  TopNestedLevel,
   UnionOptions,
   Value,
 } from './ast.js';
@@ -592,11 +593,78 @@ class Converter {
         if (shortName(call) !== 'FunctionCallExpression') throw queryError('invoke needs a function call.', spanOf(call));
         return { kind: 'invoke', call: this.callSource(call), span };
       }
+      case 'EvaluateOperator':
+        return this.evaluate(node);
+      case 'TopNestedOperator':
+        return {
+          kind: 'top-nested',
+          levels: elements(node, 'Clauses').map((c) => this.topNestedLevel(c)),
+          span,
+        };
+      case 'TopHittersOperator': {
+        const byClause = prop(node, 'ByClause');
+        const out: Operator = {
+          kind: 'top-hitters',
+          count: this.expr(req(node, 'Expression')),
+          of: this.expr(req(node, 'OfExpression')),
+          span,
+        };
+        if (byClause) out.by = this.expr(req(byClause, 'Expression'));
+        return out;
+      }
       case 'RenderOperator':
         throw queryError(isLast ? 'The render clause could not be read.' : "'render' must be the last operator.", span);
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** `evaluate plugin(args) [: (schema)]`; hints (`hint.distribution` …) are accepted and change nothing. */
+  private evaluate(node: KNode): Operator {
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      if (!name.startsWith('hint.')) throw queryError(`The parameter '${name}' of 'evaluate' is not supported.`, spanOf(p));
+    }
+    const call = req(node, 'FunctionCall');
+    const nameNode = req(call, 'Name');
+    const out: Operator = {
+      kind: 'evaluate',
+      plugin: this.referencedName(call).toLowerCase(),
+      pluginSpan: spanOf(nameNode),
+      args: elements(req(call, 'ArgumentList'), 'Expressions').map((e) => this.expr(e)),
+      span: spanOf(node),
+    };
+    const clause = prop(node, 'Schema');
+    if (clause) {
+      const schema = req(clause, 'Schema');
+      out.schema = {
+        star: prop(schema, 'AsteriskToken') !== null && tokenText(prop(schema, 'AsteriskToken')) === '*',
+        columns: elements(schema, 'Columns').map((c) => {
+          const nameDecl = req(c, 'Name');
+          return { name: this.declaredName(nameDecl), type: this.typeOf(req(c, 'Type')), span: spanOf(c) };
+        }),
+        span: spanOf(clause),
+      };
+    }
+    return out;
+  }
+
+  /** One clause of top-nested: `[N] of [name =] e [with others = v] by [name =] agg [asc|desc]`. */
+  private topNestedLevel(node: KNode): TopNestedLevel {
+    const countNode = prop(node, 'Expression');
+    const by = req(node, 'ByExpression');
+    const ordered = shortName(by) === 'OrderedExpression';
+    const dir = ordered ? tokenText(prop(req(by, 'Ordering'), 'AscOrDescKeyword')).toLowerCase() : '';
+    const others = prop(node, 'WithOthersClause');
+    const level: TopNestedLevel = {
+      of: this.named(req(node, 'OfExpression')),
+      by: this.named(ordered ? req(by, 'Expression') : by),
+      descending: dir !== 'asc',
+      span: spanOf(node),
+    };
+    if (countNode) level.count = this.expr(countNode);
+    if (others) level.others = this.expr(req(others, 'Expression'));
+    return level;
   }
 
   /** A column name or a wildcard pattern (`a*`, `*Id`) in project-keep / project-reorder. */
