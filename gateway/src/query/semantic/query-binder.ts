@@ -17,6 +17,7 @@ import type {
   Operator,
   QueryAst,
   QueryParameter,
+  SearchSpec,
   Source,
   TabularExpr,
   UnionOptions,
@@ -35,6 +36,7 @@ import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
+import { searchPredicate } from './search.js';
 import { bindTopNested } from './top-nested.js';
 
 export interface BindOptions {
@@ -354,6 +356,10 @@ export class QueryBinder {
         // The input is also known by this name for the rest of the query.
         const value: TabularBinding = { tabular: before(), scope: this.scope };
         this.scope = declare(this.scope, op.name, { kind: 'tabular', value });
+      } else if (op.kind === 'search') {
+        // $table names the source table when the input is one (Kusto tracks it through the pipe).
+        const source = t.source.kind === 'table' && !t.source.pattern ? t.source.name : '';
+        rel = this.search([{ rel, name: source }], op);
       } else if (op.kind === 'invoke') {
         rel = this.callSource({ ...op.call, args: [{ kind: 'tabular', tabular: before() }, ...op.call.args] });
       } else {
@@ -389,7 +395,52 @@ export class QueryBinder {
         return this.unionOf(undefined, src.tables, src.options ?? {}, src.span);
       case 'call':
         return this.callSource(src);
+      case 'search':
+        return this.search(this.searchTables(src), src);
     }
+  }
+
+  /** The tables `search` reads without input: its `in (…)` list (wildcards allowed), else every table. */
+  private searchTables(spec: SearchSpec): { rel: Rel; name: string }[] {
+    if (!spec.tables) {
+      const names = this.catalog.tables.map((t) => t.name).sort();
+      if (names.length === 0) throw queryError('There is no table to search.', spec.span);
+      return names.map((name) => ({ rel: this.tableSource(name, spec.span), name }));
+    }
+    const legs: { rel: Rel; name: string }[] = [];
+    for (const t of spec.tables) {
+      if (t.source.kind === 'table' && t.source.pattern) {
+        const re = new RegExp(`^${t.source.name.split('*').map(escapeRegex).join('.*')}$`);
+        const names = this.catalog.tables
+          .map((x) => x.name)
+          .filter((n) => re.test(n))
+          .sort();
+        for (const name of names) legs.push({ rel: this.tableSource(name, t.source.span), name });
+      } else {
+        const name = t.source.kind === 'table' && t.operators.length === 0 ? t.source.name : '';
+        legs.push({ rel: this.tabular(t), name });
+      }
+    }
+    if (legs.length === 0) throw queryError('No table matches the tables of this search.', spec.span);
+    return legs;
+  }
+
+  /**
+   * `search`: each table's rows where the predicate holds (search.ts rewrites it per table), with
+   * a first column `$table` naming the table, as one union (columns by name).
+   */
+  private search(legs: { rel: Rel; name: string }[], spec: SearchSpec): Rel {
+    const rels = legs.map(({ rel, name }) => {
+      const columns = relColumns(rel).filter((c) => c.name !== '$table');
+      const predicate = searchPredicate(spec.predicate, columns, spec.caseSensitive);
+      const filtered = this.operator(rel, { kind: 'where', predicate, span: spec.span });
+      const outputs: Output[] = [
+        { col: this.newColumn('$table', 'string'), sql: sql`${str(name)}` },
+        ...columns.map((c) => ({ col: c, sql: identOf(c) })),
+      ];
+      return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) } as Rel;
+    });
+    return rels.length === 1 ? (rels[0] as Rel) : this.union(rels);
   }
 
   private tableSource(name: string, span: Span): Rel {
@@ -727,6 +778,7 @@ export class QueryBinder {
         return bindTopNested(this, input, op);
       case 'as':
       case 'invoke':
+      case 'search':
         throw new Error(`${op.kind} is bound in tabular()`);
     }
   }

@@ -104,11 +104,23 @@ export type Operator =
   | { kind: 'evaluate'; plugin: string; pluginSpan: Span; args: Expr[]; schema?: OutputSchema; span: Span }
   /** `top-nested [N] of e [with others = v] by agg [asc|desc], …`: one level per clause. */
   | { kind: 'top-nested'; levels: TopNestedLevel[]; span: Span }
+  /** `[T |] search [kind=case_sensitive] [in (T1, …)] predicate`. */
+  | SearchSpec
   /** `top-hitters N of e [by weight]`. */
   | { kind: 'top-hitters'; count: Expr; of: Expr; by?: Expr; span: Span }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }
   /** `lookup`: a join whose right key columns are not repeated (kind leftouter or inner). */
   | { kind: 'lookup'; joinKind: 'leftouter' | 'inner'; right: TabularExpr; on: JoinCondition[]; span: Span };
+
+/** `search`: as an operator over its input, or as a source over tables (`in (…)`, else all). */
+export interface SearchSpec {
+  kind: 'search';
+  caseSensitive: boolean;
+  /** `in (T1, App*)`; absent: every table. Only in the source form. */
+  tables?: TabularExpr[];
+  predicate: Expr;
+  span: Span;
+}
 
 /** A plugin's declared output: `(*, name: type, …)`; `star` keeps the input's columns first. */
 export interface OutputSchema {
@@ -170,6 +182,7 @@ export type Source =
   | { kind: 'print'; items: NamedExpr[]; span: Span }
   | { kind: 'union'; tables: TabularExpr[]; options?: UnionOptions; span: Span }
   | { kind: 'nested'; tabular: TabularExpr; span: Span }
+  | SearchSpec
   | CallSource;
 
 export interface TabularExpr {

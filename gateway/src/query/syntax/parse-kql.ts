@@ -24,6 +24,7 @@ import type {
   QueryAst,
   QueryParameter,
   RenderHint,
+  SearchSpec,
   SortKey,
   Source,
   TabularExpr,
@@ -382,6 +383,8 @@ class Converter {
         return this.callSource(node);
       case 'MaterializeExpression':
         return this.materialize(node);
+      case 'SearchOperator':
+        return this.search(node);
       default:
         if (kind.endsWith('Operator')) throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
         throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
@@ -595,6 +598,11 @@ class Converter {
       }
       case 'EvaluateOperator':
         return this.evaluate(node);
+      case 'SearchOperator': {
+        const spec = this.search(node);
+        if (spec.tables) throw queryError("'search in (…)' starts a query; after a pipe, search reads its input.", span);
+        return spec;
+      }
       case 'TopNestedOperator':
         return {
           kind: 'top-nested',
@@ -647,6 +655,24 @@ class Converter {
       };
     }
     return out;
+  }
+
+  /** `search [kind=case_sensitive|case_insensitive] [in (T, …)] predicate`. */
+  private search(node: KNode): SearchSpec {
+    let caseSensitive = false;
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const value = this.source(req(p, 'Expression')).trim().toLowerCase();
+      if (name === 'kind' && (value === 'case_sensitive' || value === 'case_insensitive'))
+        caseSensitive = value === 'case_sensitive';
+      else if (!name.startsWith('hint.'))
+        throw queryError(`The parameter '${this.source(p).trim()}' of 'search' is not supported.`, spanOf(p));
+    }
+    if (prop(node, 'DataScope')) throw queryError("search's datascope= is not supported.", spanOf(node));
+    const spec: SearchSpec = { kind: 'search', caseSensitive, predicate: this.expr(req(node, 'Condition')), span: spanOf(node) };
+    const inClause = prop(node, 'InClause');
+    if (inClause) spec.tables = elements(inClause, 'Expressions').map((e) => this.tableOrPattern(e));
+    return spec;
   }
 
   /** One clause of top-nested: `[N] of [name =] e [with others = v] by [name =] agg [asc|desc]`. */
@@ -717,20 +743,17 @@ class Converter {
       else if (!name.startsWith('hint.'))
         throw queryError(`The parameter '${this.source(p).trim()}' of 'union' is not supported.`, spanOf(p));
     }
-    const tables = elements(node, 'Expressions').map((e) => {
-      // `App*`, `logship.*`: a (dotted) name with wildcards.
-      const text = this.source(e).trim();
-      if (text.includes('*') && /^[\w.$*-]+$/.test(text)) {
-        const pattern = text;
-        return {
-          source: { kind: 'table' as const, name: pattern, pattern: true, span: spanOf(e) },
-          operators: [],
-          span: spanOf(e),
-        };
-      }
-      return this.tabular(e);
-    });
+    const tables = elements(node, 'Expressions').map((e) => this.tableOrPattern(e));
     return { kind: 'union', tables, ...(Object.keys(options).length > 0 ? { options } : {}), span: spanOf(node) };
+  }
+
+  /** A tabular expression, or a (dotted) name with wildcards (`App*`, `logship.*`) that stands for every match. */
+  private tableOrPattern(e: KNode): TabularExpr {
+    const text = this.source(e).trim();
+    if (text.includes('*') && /^[\w.$*-]+$/.test(text)) {
+      return { source: { kind: 'table', name: text, pattern: true, span: spanOf(e) }, operators: [], span: spanOf(e) };
+    }
+    return this.tabular(e);
   }
 
   /** `join`/`lookup` with `kind=` and hints (hints only steer Kusto's execution: accepted). */
