@@ -13,6 +13,7 @@ import type {
   JoinCondition,
   JoinKind,
   LetStatement,
+  LiteralValue,
   NamedExpr,
   Operator,
   QueryAst,
@@ -67,6 +68,25 @@ const MAX_CALL_DEPTH = 32;
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
 const MAX_SOURCES = 64;
+
+/** Most distinct values `partition by` splits into (each is a read of the input; MAX_SOURCES bounds them too). */
+const MAX_PARTITIONS = 32;
+
+/** A first-phase value (readable form) as the literal of its column type. */
+function partitionLiteral(type: KqlType, v: unknown): LiteralValue {
+  switch (type) {
+    case 'long':
+    case 'datetime':
+    case 'timespan':
+      return { type, value: BigInt(v as bigint) };
+    case 'real':
+      return { type, value: Number(v) };
+    case 'bool':
+      return { type, value: Boolean(v) };
+    default:
+      return { type, value: String(v) } as LiteralValue;
+  }
+}
 
 /** Most toscalar() subqueries in one query (each is a round of worker calls before the query). */
 const MAX_SCALAR_QUERIES = 16;
@@ -356,6 +376,8 @@ export class QueryBinder {
         // The input is also known by this name for the rest of the query.
         const value: TabularBinding = { tabular: before(), scope: this.scope };
         this.scope = declare(this.scope, op.name, { kind: 'tabular', value });
+      } else if (op.kind === 'partition') {
+        rel = this.partition(rel, before(), op);
       } else if (op.kind === 'search') {
         // $table names the source table when the input is one (Kusto tracks it through the pipe).
         const source = t.source.kind === 'table' && !t.source.pattern ? t.source.name : '';
@@ -398,6 +420,59 @@ export class QueryBinder {
       case 'search':
         return this.search(this.searchTables(src), src);
     }
+  }
+
+  /**
+   * `partition by Column (subquery)`: the distinct values of the column are a first-phase answer
+   * (phases.ts; at most MAX_PARTITIONS), then the subquery is bound once per value over the input
+   * filtered to that value (`$partition` in the braces form) and the results are unioned. Every
+   * value's rows are a query of their own, so the answer does not depend on how rows are spread.
+   */
+  private partition(rel: Rel, input: TabularExpr, op: Extract<Operator, { kind: 'partition' }>): Rel {
+    const columns = relColumns(rel);
+    const key = columns.find((c) => c.name === op.key.name);
+    if (!key) throw queryError(`The column '${op.key.name}' does not exist.`, op.key.span);
+    if (key.type === 'dynamic')
+      throw queryError('partition by a dynamic column is not supported; convert it first.', op.key.span);
+    const span = op.span;
+    const keyExpr: Expr = { kind: 'name', name: key.name, span: op.key.span };
+    const distinct = this.summarize(rel, columns, [], [{ expr: keyExpr, span }], span);
+    const answer = this.answer(distinct, MAX_PARTITIONS);
+    if (answer.truncated)
+      throw queryError(
+        `partition supports at most ${MAX_PARTITIONS} distinct values of '${key.name}'; filter or summarize first.`,
+        op.key.span,
+      );
+    const values = (answer.values[0] ?? []).slice(0, answer.rowCount);
+    const predicates: Expr[] =
+      values.length === 0
+        ? [{ kind: 'literal', lit: { type: 'bool', value: false }, span }] // no rows: the subquery's columns
+        : values.map((v) =>
+            v === null
+              ? { kind: 'call', name: 'isnull', nameSpan: span, args: [keyExpr], span }
+              : {
+                  kind: 'binary',
+                  op: '==',
+                  opSpan: span,
+                  left: keyExpr,
+                  right: { kind: 'literal', lit: partitionLiteral(key.type, v), span },
+                  span,
+                },
+          );
+    const legs = predicates.map((predicate) => {
+      const part: TabularExpr = { ...input, operators: [...input.operators, { kind: 'where', predicate, span }] };
+      if (op.subquery.kind === 'operators')
+        return this.tabular({ ...part, operators: [...part.operators, ...op.subquery.operators] });
+      const subquery = op.subquery.tabular;
+      const scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      return this.inScope(scope, span, () => this.tabular(subquery));
+    });
+    if (values.length === 0) {
+      // No partition: no rows, with the subquery's columns.
+      const leg = legs[0] as Rel;
+      return { kind: 'limit', input: leg, count: 0n, columns: relColumns(leg) };
+    }
+    return legs.length === 1 ? (legs[0] as Rel) : this.union(legs);
   }
 
   /** The tables `search` reads without input: its `in (…)` list (wildcards allowed), else every table. */
@@ -779,6 +854,7 @@ export class QueryBinder {
       case 'as':
       case 'invoke':
       case 'search':
+      case 'partition':
         throw new Error(`${op.kind} is bound in tabular()`);
     }
   }

@@ -106,6 +106,16 @@ export type Operator =
   | { kind: 'top-nested'; levels: TopNestedLevel[]; span: Span }
   /** `[T |] search [kind=case_sensitive] [in (T1, …)] predicate`. */
   | SearchSpec
+  /**
+   * `partition [hints] by Column (operators)` or `{ query over $partition }`: the subquery runs on
+   * the rows of each value of the column; the results are unioned.
+   */
+  | {
+      kind: 'partition';
+      key: { name: string; span: Span };
+      subquery: { kind: 'operators'; operators: Operator[] } | { kind: 'query'; tabular: TabularExpr };
+      span: Span;
+    }
   /** `top-hitters N of e [by weight]`. */
   | { kind: 'top-hitters'; count: Expr; of: Expr; by?: Expr; span: Span }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }

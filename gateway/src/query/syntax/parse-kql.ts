@@ -603,6 +603,30 @@ class Converter {
         if (spec.tables) throw queryError("'search in (…)' starts a query; after a pipe, search reads its input.", span);
         return spec;
       }
+      case 'PartitionOperator': {
+        for (const p of elements(node, 'Parameters')) {
+          // hint.strategy, hint.shufflekey, hint.concurrency, hint.spread, hint.materialized: how Kusto runs it.
+          const pname = this.declaredName(req(p, 'Name')).toLowerCase();
+          if (!pname.startsWith('hint.'))
+            throw queryError(`The parameter '${pname}' of 'partition' is not supported.`, spanOf(p));
+        }
+        const by = req(node, 'ByExpression');
+        if (shortName(by) !== 'NameReference') throw queryError('partition by takes a column name.', spanOf(by));
+        const operand = req(node, 'Operand');
+        const key = { name: this.referencedName(by), span: spanOf(by) };
+        if (shortName(operand) === 'PartitionSubquery') {
+          return {
+            kind: 'partition',
+            key,
+            subquery: { kind: 'operators', operators: this.operatorsOf(req(operand, 'Subquery')) },
+            span,
+          };
+        }
+        if (shortName(operand) === 'PartitionQuery') {
+          return { kind: 'partition', key, subquery: { kind: 'query', tabular: this.tabular(req(operand, 'Query')) }, span };
+        }
+        throw queryError('partition needs a subquery in parentheses or braces.', spanOf(operand));
+      }
       case 'TopNestedOperator':
         return {
           kind: 'top-nested',
@@ -625,6 +649,22 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** A pipeline of operators without a source: `(top 3 by x | project a)` in partition and mv-apply. */
+  private operatorsOf(node: KNode): Operator[] {
+    const nodes: KNode[] = [];
+    let cur = node;
+    while (shortName(cur) === 'PipeExpression') {
+      nodes.push(req(cur, 'Operator'));
+      if (nodes.length > this.limits.maxPipelineSteps) {
+        throw queryError(`The query has more than ${this.limits.maxPipelineSteps} pipeline steps.`, spanOf(node));
+      }
+      cur = req(cur, 'Expression');
+    }
+    nodes.push(cur);
+    nodes.reverse();
+    return nodes.map((op) => this.operator(op, false));
   }
 
   /** `evaluate plugin(args) [: (schema)]`; hints (`hint.distribution` …) are accepted and change nothing. */
