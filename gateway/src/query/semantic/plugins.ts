@@ -39,7 +39,7 @@ export function bindEvaluate(host: PluginHost, input: Rel, op: Evaluate): Rel {
       if (op.schema) throw queryError('narrow() takes no output schema.', op.schema.span);
       return narrow(host, input);
     default:
-      throw queryError(`The plugin '${op.plugin}' is not supported.`, op.pluginSpan);
+      throw queryError(`The plugin '${op.plugin}' of 'evaluate' is not supported.`, op.pluginSpan);
   }
 }
 

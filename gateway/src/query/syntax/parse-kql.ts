@@ -627,6 +627,15 @@ class Converter {
         }
         throw queryError('partition needs a subquery in parentheses or braces.', spanOf(operand));
       }
+      case 'ForkOperator':
+      case 'FacetOperator': {
+        // Both answer with several tables; the query API's answer is one table (docs/api.md, Query).
+        const word = kind === 'ForkOperator' ? 'fork' : 'facet';
+        throw queryError(
+          `'${word}' returns several tables, and a query's answer is one table (docs/api.md): run each part as a query of its own.`,
+          this.keywordSpan(node),
+        );
+      }
       case 'TopNestedOperator':
         return {
           kind: 'top-nested',
