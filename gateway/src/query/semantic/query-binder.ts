@@ -506,11 +506,14 @@ export class QueryBinder {
    */
   private search(legs: { rel: Rel; name: string }[], spec: SearchSpec): Rel {
     const rels = legs.map(({ rel, name }) => {
-      const columns = relColumns(rel).filter((c) => c.name !== '$table');
+      const all = relColumns(rel);
+      // A second search keeps the first one's $table.
+      const known = all.find((c) => c.name === '$table');
+      const columns = all.filter((c) => c !== known);
       const predicate = searchPredicate(spec.predicate, columns, spec.caseSensitive);
       const filtered = this.operator(rel, { kind: 'where', predicate, span: spec.span });
       const outputs: Output[] = [
-        { col: this.newColumn('$table', 'string'), sql: sql`${str(name)}` },
+        known ? { col: known, sql: identOf(known) } : { col: this.newColumn('$table', 'string'), sql: sql`${str(name)}` },
         ...columns.map((c) => ({ col: c, sql: identOf(c) })),
       ];
       return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) } as Rel;
