@@ -156,6 +156,13 @@ const QUERIES = [
   'search "x"',
   'T | search host:"x*" and not(s:"y")',
   'T | partition by host (take 1)',
+  'T | mv-apply d on (take 1)',
+  'T | mv-apply e = d on (summarize sum(toint(e)))',
+  'T | mv-apply e = d to typeof(long) on (top 2 by e)',
+  'T | mv-apply with_itemindex=i e = d on (where i > 0)',
+  'T | mv-apply e = d, f = d on (summarize make_list(e))',
+  'T | mv-apply d on (extend q = 1)',
+  'T | mv-apply e = d on (project e, ee = e)',
   'T | partition by host (summarize c = count(), avg(x))',
   'T | partition by host { $partition | project host }',
 ];

@@ -1,7 +1,8 @@
 /**
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
  * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule, and
- * part 2: toscalar, top-hitters, top-nested, evaluate pivot/bag_unpack/narrow, search, partition): every query
+ * part 2: toscalar, top-hitters, top-nested, evaluate pivot/bag_unpack/narrow, search, partition,
+ * mv-apply): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -67,6 +68,9 @@ const STEPS = fc.oneof(
     'where latencyMs > toscalar(Logs | summarize avg(latencyMs))',
     'extend top = toscalar(Logs | summarize max(timestamp))',
     'partition by level (summarize c = count(), m = min(latencyMs))',
+    'mv-apply t = props.tags to typeof(string) on (summarize n = count(), l = max(t))',
+    'mv-apply with_itemindex=i t = props.tags on (top 1 by tostring(t) | project t, i)',
+    'mv-apply props on (extend k = 1)',
     'partition by host { $partition | where isnotnull(latencyMs) | count }',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),

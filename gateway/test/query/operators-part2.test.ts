@@ -356,6 +356,79 @@ describe('tabular operators, part 2', () => {
     });
   });
 
+  describe('mv-apply', () => {
+    const tags = (l: LogRow) => (l.props as { tags?: string[] } | null)?.tags ?? null;
+
+    it("summarizes each row's array; a row with an empty array still gets the aggregates of nothing", async () => {
+      const r = await run(
+        'Logs | project id, props | mv-apply t = props.tags to typeof(string) on (summarize n = count(), m = max(t))',
+      );
+      assert.deepEqual(r.header, ['id', 'props', 'n', 'm']);
+      const expected = LOGS.map((l) => {
+        const list = tags(l);
+        // A null bag expands to one null element, as mv-expand does.
+        const items = list === null ? [null] : list;
+        const strings = items.filter((x): x is string => x !== null);
+        return { id: l.id, props: l.props, n: items.length, m: strings.length ? strings.sort().at(-1) : '' };
+      });
+      assert.deepEqual(rowsOf(r), expected.map((x) => JSON.stringify(x)).sort());
+      const empty = await run(
+        'datatable(k:long, d:dynamic)[1, dynamic([]), 2, dynamic([4, 6])] | mv-apply e = d to typeof(long) on (summarize s = sum(e), c = count())',
+      );
+      assert.deepEqual(
+        rowsOf(empty),
+        [
+          { k: 1, d: [], s: null, c: 0 },
+          { k: 2, d: [4, 6], s: 10, c: 2 },
+        ]
+          .map((x) => JSON.stringify(x))
+          .sort(),
+      );
+    });
+
+    it('top and take keep the first elements of each row; identical rows stay apart', async () => {
+      const q = 'datatable(k:long, d:dynamic)[1, dynamic([5, 1, 3]), 1, dynamic([5, 1, 3]), 2, dynamic([7])]';
+      const top = await run(`${q} | mv-apply with_itemindex=i e = d to typeof(long) on (top 2 by e | project e, i)`);
+      assert.deepEqual(top.header, ['k', 'd', 'e', 'i']);
+      assert.deepEqual(
+        rowsOf(top),
+        [
+          { k: 1, d: [5, 1, 3], e: 5, i: 0 },
+          { k: 1, d: [5, 1, 3], e: 3, i: 2 },
+          { k: 1, d: [5, 1, 3], e: 5, i: 0 },
+          { k: 1, d: [5, 1, 3], e: 3, i: 2 },
+          { k: 2, d: [7], e: 7, i: 0 },
+        ]
+          .map((x) => JSON.stringify(x))
+          .sort(),
+      );
+      const take = await run(`${q} | mv-apply d on (take 1)`);
+      assert.deepEqual(take.header, ['k', 'd']);
+      assert.deepEqual(
+        rowsOf(take),
+        [
+          { k: 1, d: 5 },
+          { k: 1, d: 5 },
+          { k: 2, d: 7 },
+        ]
+          .map((x) => JSON.stringify(x))
+          .sort(),
+      );
+      const sorted = await run(`${q} | mv-apply e = d to typeof(long) on (sort by e asc | take 1 | where e > 1)`);
+      assert.deepEqual(
+        rowsOf(sorted),
+        [{ k: 2, d: [7], e: 7 }].map((x) => JSON.stringify(x)),
+      );
+    });
+
+    it('refuses operators that mix rows of different input rows', async () => {
+      await assert.rejects(
+        run('Logs | mv-apply t = props.tags on (join (Logs) on id)'),
+        /'join' is not supported inside mv-apply/,
+      );
+    });
+  });
+
   describe('refused with the reason', () => {
     it('fork and facet answer with several tables', async () => {
       await assert.rejects(run('Logs | fork (take 1) (count)'), /'fork' returns several tables/);

@@ -25,7 +25,6 @@ const CATALOG: SchemaCatalog = {
 };
 
 const SAMPLES: Record<string, string> = {
-  'mv-apply': 'T | mv-apply d on (take 1)',
   evaluate: 'T | evaluate autocluster()',
   'make-series': 'T | make-series count() on timestamp step 1h',
   scan: 'T | scan with (step s1: x > 1;)',

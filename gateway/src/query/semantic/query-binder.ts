@@ -29,6 +29,7 @@ import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { bindMvApply } from './mv-apply.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
 import { bindEvaluate } from './plugins.js';
@@ -714,7 +715,7 @@ export class QueryBinder {
 
   // ------------------------------------------------------------------ operators
 
-  private operator(input: Rel, op: Operator): Rel {
+  operator(input: Rel, op: Operator): Rel {
     const columns = relColumns(input);
     switch (op.kind) {
       case 'where': {
@@ -854,6 +855,8 @@ export class QueryBinder {
         return this.topHitters(input, op);
       case 'top-nested':
         return bindTopNested(this, input, op);
+      case 'mv-apply':
+        return bindMvApply(this, input, op);
       case 'as':
       case 'invoke':
       case 'search':
@@ -958,7 +961,7 @@ export class QueryBinder {
    * expanded column replaces an input column of its name in place, else is appended (named as
    * Kusto names expressions); `with_itemindex` appends the element's 0-based index.
    */
-  private mvExpand(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'mv-expand' }>): Rel {
+  mvExpand(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'mv-expand' }>): Rel {
     const binder = this.exprBinder(columns);
     let limit: bigint | undefined;
     if (op.limit) limit = this.constCount(op.limit, 'mv-expand limit');
@@ -1012,7 +1015,7 @@ export class QueryBinder {
     return b.value.value;
   }
 
-  private sort(input: Rel, columns: Column[], keys: { expr: Expr; descending?: boolean; nullsFirst?: boolean }[]): Rel {
+  sort(input: Rel, columns: Column[], keys: { expr: Expr; descending?: boolean; nullsFirst?: boolean }[]): Rel {
     const binder = this.exprBinder(columns);
     const specs: SortSpec[] = keys.map((k) => {
       const b = binder.bind(k.expr);

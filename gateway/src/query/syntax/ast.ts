@@ -116,6 +116,15 @@ export type Operator =
       subquery: { kind: 'operators'; operators: Operator[] } | { kind: 'query'; tabular: TabularExpr };
       span: Span;
     }
+  /** `mv-apply [with_itemindex=I] [Name =] e [to typeof(T)], … [limit N] on (operators)`. */
+  | {
+      kind: 'mv-apply';
+      items: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span }[];
+      itemIndex?: string;
+      limit?: Expr;
+      subquery: Operator[];
+      span: Span;
+    }
   /** `top-hitters N of e [by weight]`. */
   | { kind: 'top-hitters'; count: Expr; of: Expr; by?: Expr; span: Span }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }

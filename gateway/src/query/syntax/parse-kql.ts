@@ -627,6 +627,8 @@ class Converter {
         }
         throw queryError('partition needs a subquery in parentheses or braces.', spanOf(operand));
       }
+      case 'MvApplyOperator':
+        return this.mvApply(node);
       case 'ForkOperator':
       case 'FacetOperator': {
         // Both answer with several tables; the query API's answer is one table (docs/api.md, Query).
@@ -775,6 +777,34 @@ class Converter {
     const limitClause = prop(node, 'RowLimitClause');
     const op: Operator = { kind: 'mv-expand', items, bagExpansion, span: spanOf(node) };
     if (itemIndex) op.itemIndex = itemIndex;
+    if (limitClause) op.limit = this.expr(req(limitClause, 'RowLimit'));
+    return op;
+  }
+
+  /** `mv-apply [with_itemindex=I] items [limit N] on (operators)`. */
+  private mvApply(node: KNode): Operator {
+    let itemIndex: string | undefined;
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      if (name === 'with_itemindex') itemIndex = this.declaredName(req(p, 'Expression'));
+      else throw queryError(`The parameter '${this.source(p).trim()}' of 'mv-apply' is not supported.`, spanOf(p));
+    }
+    if (prop(node, 'ContextIdClause')) throw queryError("mv-apply's id= clause is not supported.", spanOf(node));
+    const items = elements(node, 'Expressions').map((e) => {
+      const out: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span } = { item: this.named(req(e, 'Expression')) };
+      const to = prop(e, 'ToTypeOf');
+      if (to) {
+        const types = elements(req(to, 'TypeOf'), 'Types');
+        if (types.length !== 1) throw queryError('to typeof() takes one type.', spanOf(to));
+        out.toType = this.typeOf(types[0] as KNode);
+        out.toTypeSpan = spanOf(to);
+      }
+      return out;
+    });
+    const subquery = this.operatorsOf(req(req(node, 'Subquery'), 'Expression'));
+    const op: Operator = { kind: 'mv-apply', items, subquery, span: spanOf(node) };
+    if (itemIndex) op.itemIndex = itemIndex;
+    const limitClause = prop(node, 'RowLimitClause');
     if (limitClause) op.limit = this.expr(req(limitClause, 'RowLimit'));
     return op;
   }
