@@ -151,6 +151,8 @@ export class ExprBinder {
       return { type: col.type, sql: sql`${identOf(col)}`, column: col, span };
     }
     const let_ = this.ctx.lets.get(name);
+    if (let_?.outsideRowContext)
+      throw queryError(`'toscalar': can't use '${name}' as it is defined outside its row-context scope.`, span);
     if (let_) return { ...let_, span };
     if (col) throw queryError(`'${name}' must be used inside an aggregate, or as a summarize key.`, span);
     throw queryError(`The name '${name}' does not refer to any known column, table, variable or function.`, span);

@@ -5,7 +5,7 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { int, join, type Sql, sql, str, ts } from '../sql/sql.js';
+import { int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
   CallSource,
   Expr,
@@ -143,7 +143,12 @@ export class QueryBinder {
     if (this.scalars.length >= MAX_SCALAR_QUERIES)
       throw queryError(`A query may use at most ${MAX_SCALAR_QUERIES} toscalar() subqueries.`, expr.span);
     const serialized = this.inputSerialized;
-    const rel = this.tabular(expr.tabular);
+    // Names bound to a value of the caller's row (a function argument) cannot be read here.
+    let scope = this.scope;
+    for (const [name, value] of this.scope.scalars) {
+      if (readsColumns(value.sql)) scope = declare(scope, name, { kind: 'scalar', value: { ...value, outsideRowContext: true } });
+    }
+    const rel = this.inScope(scope, expr.span, () => this.tabular(expr.tabular));
     this.inputSerialized = serialized;
     const column = relColumns(rel)[0];
     if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);

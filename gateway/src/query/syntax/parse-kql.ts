@@ -1068,6 +1068,8 @@ class Converter {
           const pname = this.declaredName(req(p, 'Name')).toLowerCase();
           if (pname !== 'kind') throw queryError(`The parameter '${pname}' of 'toscalar' is not supported.`, spanOf(p));
         }
+        // toscalar of a scalar expression is that value (computed once, as every constant is here).
+        if (!this.isTabularNode(req(node, 'Expression'))) return this.expr(req(node, 'Expression'));
         return { kind: 'toscalar', tabular: this.tabular(req(node, 'Expression')), span };
       case 'HasAnyExpression':
       case 'HasAllExpression':
