@@ -29,6 +29,9 @@ export interface PluginHost {
 type Evaluate = Extract<Operator, { kind: 'evaluate' }>;
 
 export function bindEvaluate(host: PluginHost, input: Rel, op: Evaluate): Rel {
+  const named = op.named[0];
+  if (named && op.plugin !== 'bag_unpack')
+    throw queryError(`The argument '${named.name}' of ${op.plugin}() is not supported.`, named.span);
   switch (op.plugin) {
     case 'bag_unpack':
       return bagUnpack(host, input, op);
@@ -82,7 +85,15 @@ function typeOfJson(jsonType: string): KqlType | undefined {
 function bagUnpack(host: PluginHost, input: Rel, op: Evaluate): Rel {
   const columns = relColumns(input);
   const binder = host.exprBinder(columns);
-  const [colArg, prefixArg, conflictArg, ignoredArg, ...rest] = op.args;
+  const [colArg, ...positional] = op.args;
+  // Options by position or by name.
+  const options: (Expr | undefined)[] = [...positional];
+  for (const n of op.named) {
+    const at = ['outputcolumnprefix', 'columnsconflict', 'ignoredproperties'].indexOf(n.name.toLowerCase());
+    if (at < 0) throw queryError(`bag_unpack has no argument '${n.name}'.`, n.span);
+    options[at] = n.expr;
+  }
+  const [prefixArg, conflictArg, ignoredArg, ...rest] = options;
   if (!colArg || rest.length > 0) throw queryError('bag_unpack takes a column and up to three options.', op.span);
   if (colArg.kind !== 'name') throw queryError('bag_unpack unpacks a column: name it.', colArg.span);
   const source = binder.bind(colArg);

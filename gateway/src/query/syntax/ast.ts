@@ -101,7 +101,16 @@ export type Operator =
       span: Span;
     }
   /** `evaluate plugin(args) [: (schema)]` (bag_unpack, pivot, narrow). */
-  | { kind: 'evaluate'; plugin: string; pluginSpan: Span; args: Expr[]; schema?: OutputSchema; span: Span }
+  | {
+      kind: 'evaluate';
+      plugin: string;
+      pluginSpan: Span;
+      args: Expr[];
+      /** `name = value` arguments (bag_unpack's columnsConflict=, ignoredProperties=, …). */
+      named: { name: string; expr: Expr; span: Span }[];
+      schema?: OutputSchema;
+      span: Span;
+    }
   /** `top-nested [N] of e [with others = v] by agg [asc|desc], …`: one level per clause. */
   | { kind: 'top-nested'; levels: TopNestedLevel[]; span: Span }
   /** `[T |] search [kind=case_sensitive] [in (T1, …)] predicate`. */

@@ -686,11 +686,19 @@ class Converter {
     }
     const call = req(node, 'FunctionCall');
     const nameNode = req(call, 'Name');
+    const args: Expr[] = [];
+    const named: { name: string; expr: Expr; span: Span }[] = [];
+    for (const e of elements(req(call, 'ArgumentList'), 'Expressions')) {
+      if (shortName(e) === 'SimpleNamedExpression') {
+        named.push({ name: this.declaredName(req(e, 'Name')), expr: this.expr(req(e, 'Expression')), span: spanOf(e) });
+      } else args.push(this.expr(e));
+    }
     const out: Operator = {
       kind: 'evaluate',
       plugin: this.referencedName(call).toLowerCase(),
       pluginSpan: spanOf(nameNode),
-      args: elements(req(call, 'ArgumentList'), 'Expressions').map((e) => this.expr(e)),
+      args,
+      named,
       span: spanOf(node),
     };
     const clause = prop(node, 'Schema');
