@@ -739,6 +739,11 @@ export class QueryBinder {
       case 'project-away': {
         const away = new Set<string>();
         for (const n of op.names) {
+          // A wildcard name (`Ignore*`) removes every column it matches, possibly none.
+          if (n.name.includes('*')) {
+            for (const c of columns) if (matchesPattern(c.name, n.name)) away.add(c.name);
+            continue;
+          }
           if (!columns.some((c) => c.name === n.name)) throw queryError(`The column '${n.name}' does not exist.`, n.span);
           away.add(n.name);
         }
