@@ -58,6 +58,14 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       ]);
     });
 
+    it('fixes a value that changes on each evaluation: once for every row', async () => {
+      const r = await run('let g1 = toscalar(new_guid()); let g2 = new_guid(); range x from 1 to 3 step 1 | extend a = g1, b = g2', {
+        columnsOnly: true,
+      });
+      assert.equal(new Set(r.results.map((x) => x.a)).size, 1);
+      assert.equal(new Set(r.results.map((x) => x.b)).size, 3);
+    });
+
     it('a total used to filter groups by their share', async () => {
       const r = await run(
         `let total = toscalar(${SALES} | summarize sum(Amount)); ${SALES} | summarize s = sum(Amount) by Region | where s * 100 / total > 20 | project Region`,

@@ -1076,9 +1076,18 @@ class Converter {
           const pname = this.declaredName(req(p, 'Name')).toLowerCase();
           if (pname !== 'kind') throw queryError(`The parameter '${pname}' of 'toscalar' is not supported.`, spanOf(p));
         }
-        // toscalar of a scalar expression is that value (computed once, as every constant is here).
-        if (!this.isTabularNode(req(node, 'Expression'))) return this.expr(req(node, 'Expression'));
-        return { kind: 'toscalar', tabular: this.tabular(req(node, 'Expression')), span };
+        // toscalar of a scalar expression: its value computed once (`toscalar(new_guid())` is one
+        // guid for every row), as the subquery `print e`.
+        const inner = req(node, 'Expression');
+        if (!this.isTabularNode(inner)) {
+          const e = this.expr(inner);
+          return {
+            kind: 'toscalar',
+            tabular: { source: { kind: 'print', items: [{ expr: e, span: e.span }], span: e.span }, operators: [], span: e.span },
+            span,
+          };
+        }
+        return { kind: 'toscalar', tabular: this.tabular(inner), span };
       case 'HasAnyExpression':
       case 'HasAllExpression':
         throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
