@@ -81,6 +81,13 @@ const SUPPORTED_OPERATORS = new Set([
   'invoke',
   'set',
   'declare',
+  'toscalar',
+  'mv-apply',
+  'evaluate',
+  'top-nested',
+  'top-hitters',
+  'search',
+  'partition',
 ]);
 
 /** Functions and aggregates completions may offer: exactly the registry's. */

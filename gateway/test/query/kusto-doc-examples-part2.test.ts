@@ -59,9 +59,12 @@ describe('documented examples of the part-2 operators, with our own data', () =>
     });
 
     it('fixes a value that changes on each evaluation: once for every row', async () => {
-      const r = await run('let g1 = toscalar(new_guid()); let g2 = new_guid(); range x from 1 to 3 step 1 | extend a = g1, b = g2', {
-        columnsOnly: true,
-      });
+      const r = await run(
+        'let g1 = toscalar(new_guid()); let g2 = new_guid(); range x from 1 to 3 step 1 | extend a = g1, b = g2',
+        {
+          columnsOnly: true,
+        },
+      );
       assert.equal(new Set(r.results.map((x) => x.a)).size, 1);
       assert.equal(new Set(r.results.map((x) => x.b)).size, 3);
     });

@@ -431,8 +431,11 @@ describe('tabular operators, part 2', () => {
 
   describe('refused with the reason', () => {
     it('fork and facet answer with several tables', async () => {
-      await assert.rejects(run('Logs | fork (take 1) (count)'), /'fork' returns several tables/);
-      await assert.rejects(run('Logs | facet by level'), /'facet' returns several tables/);
+      await assert.rejects(
+        run('Logs | fork (take 1) (count)'),
+        /The operator 'fork' is not supported: it answers with several tables/,
+      );
+      await assert.rejects(run('Logs | facet by level'), /The operator 'facet' is not supported: it answers with several tables/);
       await assert.rejects(run('Logs | evaluate autocluster()'), /The plugin 'autocluster' of 'evaluate' is not supported/);
     });
   });

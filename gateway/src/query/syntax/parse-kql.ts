@@ -634,7 +634,7 @@ class Converter {
         // Both answer with several tables; the query API's answer is one table (docs/api.md, Query).
         const word = kind === 'ForkOperator' ? 'fork' : 'facet';
         throw queryError(
-          `'${word}' returns several tables, and a query's answer is one table (docs/api.md): run each part as a query of its own.`,
+          `The operator '${word}' is not supported: it answers with several tables, and a query's answer is one table (docs/api.md); run each part as a query of its own.`,
           this.keywordSpan(node),
         );
       }
@@ -1070,7 +1070,7 @@ class Converter {
       }
       case 'StarExpression':
         return { kind: 'star', span };
-      case 'ToScalarExpression':
+      case 'ToScalarExpression': {
         // kind=nooptimization only tells Kusto not to optimize the subquery: the answer is the same.
         for (const p of elements(node, 'Parameters')) {
           const pname = this.declaredName(req(p, 'Name')).toLowerCase();
@@ -1088,6 +1088,7 @@ class Converter {
           };
         }
         return { kind: 'toscalar', tabular: this.tabular(inner), span };
+      }
       case 'HasAnyExpression':
       case 'HasAllExpression':
         throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
