@@ -20,6 +20,12 @@ export async function checkAlertRule(query: QueryService, accountId: string, def
   } catch {
     plan = planQuery(def.query, await query.catalog(accountId, { fresh: true }), options);
   }
+  // Planned in phases (partition; bag_unpack / pivot without an output schema): the columns are
+  // only known when the query runs, and a rule is checked without running it.
+  if (plan.nextPhase)
+    throw invalid(
+      'An alert rule needs result columns known without running the query: partition, and evaluate bag_unpack or pivot without an output schema, are not usable in alert rules.',
+    );
   const columns = new Map(plan.columns.map((c) => [c.name, c.type] as const));
   const names = [...columns.keys()].join(', ');
   for (const d of def.dimensions) {

@@ -11,6 +11,7 @@
  */
 import { isStrataError, StrataError } from '@strata/common';
 import { type PlanInput, planFragments, type QueryPlan } from './plan/planner.js';
+import { NeedsAnswer, type PhaseAnswer } from './semantic/phases.js';
 import { QueryBinder } from './semantic/query-binder.js';
 
 export { variablesById } from './semantic/query-parameters.js';
@@ -73,7 +74,7 @@ function parseCached(text: string, limits: ParseLimits): QueryAst {
   return entry.ast as QueryAst;
 }
 
-export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}) {
+export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}, answers: readonly PhaseAnswer[] = []) {
   const ast = parseCached(text, options.limits ?? DEFAULT_PARSE_LIMITS);
   const nowUs = nowMicros(options.now);
   const binder = new QueryBinder(catalog, {
@@ -81,19 +82,33 @@ export function bindQuery(text: string, catalog: SchemaCatalog, options: PlanOpt
     timeColumn: options.timeColumn ?? 'timestamp',
     ...(options.parameters ? { parameters: options.parameters } : {}),
     ...(options.window ? { window: options.window } : {}),
+    ...(answers.length > 0 ? { answers } : {}),
   });
   const bound = binder.bindQuery(ast);
   return { ast, bound, nowUs };
 }
 
 export function planQuery(text: string, catalog: SchemaCatalog, options: PlanOptions = {}): QueryPlan {
+  return planPhase(text, catalog, options, []);
+}
+
+/**
+ * The plan given the answers of earlier phases: the query's own plan, or — when its columns
+ * depend on data not yet asked for — the next phase's plan, whose answer `nextPhase` takes.
+ */
+function planPhase(text: string, catalog: SchemaCatalog, options: PlanOptions, answers: readonly PhaseAnswer[]): QueryPlan {
   try {
-    const { ast, bound, nowUs } = bindQuery(text, catalog, options);
-    const input: PlanInput = { rel: bound.rel, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
+    const { ast, bound, nowUs } = bindQuery(text, catalog, options, answers);
+    const input: PlanInput = { rel: bound.rel, scalars: bound.scalars, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
     if (ast.render) input.render = ast.render;
     return planFragments(input);
   } catch (err) {
-    throw asQueryError(err);
+    if (!(err instanceof NeedsAnswer)) throw asQueryError(err);
+    const nowUs = nowMicros(options.now);
+    const phase = planFragments({ rel: err.rel, scalars: err.scalars, maxRows: err.maxRows, nowUs });
+    // The same now() in every phase.
+    const next: PlanOptions = { ...options, now: options.now ?? new Date(Number(nowUs / 1000n)) };
+    return { ...phase, nextPhase: (answer) => planPhase(text, catalog, next, [...answers, answer]) };
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { isStrataError } from '@strata/common';
 import { asQueryError, bindQuery, type PlanOptions } from './engine.js';
+import { NeedsAnswer } from './semantic/phases.js';
 import { allFunctions } from './semantic/registry/registry.js';
 import { DEFAULT_PARSE_LIMITS, type KustoTable, kustoCompletions } from './syntax/parse-kql.js';
 import { prescan } from './syntax/prescan.js';
@@ -80,6 +81,13 @@ const SUPPORTED_OPERATORS = new Set([
   'invoke',
   'set',
   'declare',
+  'toscalar',
+  'mv-apply',
+  'evaluate',
+  'top-nested',
+  'top-hitters',
+  'search',
+  'partition',
 ]);
 
 /** Functions and aggregates completions may offer: exactly the registry's. */
@@ -186,7 +194,9 @@ export function parseQuery(
     response.header = bound.columns.map((c) => c.name);
     response.columns = bound.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] }));
   } catch (err) {
-    response.error = toApiError(err);
+    // bag_unpack / pivot: the query is fine, its columns are known only when it runs.
+    if (err instanceof NeedsAnswer) response.parseSuccess = true;
+    else response.error = toApiError(err);
   }
   // Completions analyse the text again with Microsoft's binder (3–5× a parse): only for queries
   // of editor size within the nesting limit.

@@ -119,6 +119,8 @@ async function purgeFragment(rc: RouteContext, accountId: string, schema: string
   const text = `['${schema.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'] | where (${predicate}) | project __INFLOW_ID`;
   const plan = planQuery(text, catalog, { maxRows: Number.MAX_SAFE_INTEGER - 1 });
   const [fragment] = plan.fragments;
+  // A toscalar() value is only known when the query runs; the purge fragment must stand alone.
+  if (plan.scalars.length > 0 || plan.nextPhase) throw invalid('A purge predicate cannot use toscalar().');
   if (plan.fragments.length !== 1 || !fragment || fragment.columns.length !== 1)
     throw invalid("A purge predicate is one `where` expression over the schema's columns.");
   return Buffer.from(ExecuteFragmentRequest.encode(fragmentRequest(accountId, fragment)).finish());

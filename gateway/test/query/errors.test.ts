@@ -48,15 +48,13 @@ describe('query refusals', () => {
 
   it('refuses unsupported operators by name, pointing at them', () => {
     for (const [query, name] of [
-      ['Logs | mv-apply d on (take 1)', 'mv-apply'],
-      ['Logs | top-nested 3 of host by count()', 'top-nested'],
       ['Logs | make-series count() on timestamp step 1h', 'make-series'],
       ['Logs | fork (take 1)', 'fork'],
       ['Logs | facet by host', 'facet'],
-      ['Logs | evaluate bag_unpack(host)', 'evaluate'],
     ]) {
       const err = refusal(query as string);
-      assert.equal(err.message, `The operator '${name}' is not supported.`);
+      // fork and facet say why after the colon.
+      assert.ok(err.message.startsWith(`The operator '${name}' is not supported`), err.message);
       assert.equal(pointedAt(query as string, err), name);
     }
   });
@@ -135,10 +133,10 @@ describe('query refusals', () => {
   });
 
   it('the parse endpoint reports the same errors without throwing', () => {
-    const r = parseQuery('Logs | mv-apply host on (take 1)', CATALOG, 21);
+    const r = parseQuery('Logs | fork (take 1)', CATALOG, 12);
     assert.equal(r.parseSuccess, false);
-    assert.equal(r.error?.message, "The operator 'mv-apply' is not supported.");
-    assert.deepEqual(r.error?.errors[0]?.tokens, [{ start: 7, end: 15 }]);
+    assert.match(r.error?.message ?? '', /^The operator 'fork' is not supported: it answers with several tables/);
+    assert.deepEqual(r.error?.errors[0]?.tokens, [{ start: 7, end: 11 }]);
     assert.equal(r.error?.stackTrace, null);
   });
 });

@@ -71,7 +71,8 @@ describe('query parse endpoint', () => {
     assert.ok(values.includes('join'));
     assert.ok(values.includes('lookup'));
     assert.ok(values.includes('mv-expand'));
-    assert.ok(!values.includes('mv-apply'));
+    assert.ok(values.includes('mv-apply'));
+    assert.ok(!values.includes('fork'));
   });
 
   it('completes table names, including dotted ones', () => {

@@ -25,18 +25,12 @@ const CATALOG: SchemaCatalog = {
 };
 
 const SAMPLES: Record<string, string> = {
-  'mv-apply': 'T | mv-apply d on (take 1)',
-  evaluate: 'T | evaluate bag_unpack(d)',
+  evaluate: 'T | evaluate autocluster()',
   'make-series': 'T | make-series count() on timestamp step 1h',
   scan: 'T | scan with (step s1: x > 1;)',
   'parse-kv': 'T | parse-kv s as (a:string) with (pair_delimiter=",", kv_delimiter="=")',
-  search: 'T | search "x"',
-  'top-nested': 'T | top-nested 3 of s by count()',
-  'top-hitters': 'T | top-hitters 3 of s',
-  partition: 'T | partition by s (take 1)',
   facet: 'T | facet by s',
   fork: 'T | fork (take 1)',
-  toscalar: 'print toscalar(T | count)',
   bag_merge: 'T | extend bag_merge(d, d)',
   treepath: 'T | extend treepath(d)',
   array_sort_asc: 'T | extend array_sort_asc(d)',

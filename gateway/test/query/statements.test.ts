@@ -130,8 +130,4 @@ describe('statements: let functions, materialize, as, invoke, set, query paramet
     ] | summarize n = count()`);
     assert.deepEqual(empty.results, [{ n: 0 }]);
   });
-
-  it('toscalar is refused by name', async () => {
-    await refused('let n = toscalar(Logs | count); print n', /toscalar/);
-  });
 });

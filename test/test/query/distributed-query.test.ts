@@ -221,6 +221,32 @@ describe('distributed queries over worker storage and gRPC', function () {
     }
   });
 
+  it('toscalar, phases (pivot, partition), top-nested and mv-apply over real workers (issue 16, part 2)', async () => {
+    const errors = ROWS.filter((x) => x.level === 'Error');
+    const maxLatency = Math.max(...errors.map((x) => x.latencyMs));
+    const top = await both(
+      'app.logs | where latencyMs == toscalar(app.logs | where level == "Error" | summarize max(latencyMs)) | count',
+    );
+    assert.deepEqual(top.results, [{ Count: ROWS.filter((x) => x.latencyMs === maxLatency).length }]);
+    const pivot = await both('app.logs | project host, level | evaluate pivot(level)');
+    assert.deepEqual(pivot.header, ['host', 'Error', 'Info']);
+    for (const row of pivot.results) {
+      assert.equal(row.Error, errors.filter((x) => x.host === row.host).length);
+    }
+    const parts = await both('app.logs | partition by host (summarize n = count(), m = max(latencyMs))');
+    assert.deepEqual(
+      parts.results.map((x) => x.n).sort(),
+      ['web-1', 'web-2', 'db-1'].map((h) => ROWS.filter((x) => x.host === h).length).sort(),
+    );
+    const nested = await both('app.logs | top-nested 1 of host by count(), top-nested 1 of level by count()');
+    assert.equal(nested.results.length, 1);
+    const applied = await both(
+      'app.logs | where latencyMs < 20 | extend l = pack_array(latencyMs, latencyMs + 1) | mv-apply e = l to typeof(long) on (summarize s = sum(e)) | summarize total = sum(s)',
+    );
+    const low = ROWS.filter((x) => x.latencyMs < 20);
+    assert.deepEqual(applied.results, [{ total: low.reduce((t, x) => t + 2 * x.latencyMs + 1, 0) }]);
+  });
+
   it('time filters prune and answer correctly', async () => {
     const r = await both('app.logs | where timestamp between (datetime(2024-05-01 06:00) .. datetime(2024-05-01 12:00)) | count');
     const from = Date.UTC(2024, 4, 1, 6);

@@ -7,6 +7,7 @@
  * partial answer (then its rows are left out and it is listed); a worker that holds nothing of
  * the account may fail without changing the answer.
  */
+import { setMaxListeners } from 'node:events';
 import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { FragmentRunner } from '../exec/executor.js';
@@ -91,6 +92,8 @@ async function* run(
   if (workers.length === 0) return;
   const request = fragmentRequest(options.accountId, fragment);
   const calls = new AbortController();
+  // One listener per worker call on this signal: more than Node's default 10 with many workers.
+  setMaxListeners(workers.length + 10, calls.signal);
   const onAbort = () => calls.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
   const streams = workers.map((w) =>

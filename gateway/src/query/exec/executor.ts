@@ -5,6 +5,7 @@
  * runners (so the workers cancel too).
  */
 
+import { setMaxListeners } from 'node:events';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   bindValues,
@@ -16,6 +17,7 @@ import {
   type WireValue,
 } from '@strata/common';
 import type { FragmentSpec, QueryPlan, SingleWorkerSpec } from '../plan/planner.js';
+import { scalarValue } from '../semantic/scalar-query.js';
 import type { ParamValue, RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
@@ -70,11 +72,22 @@ export async function executePlanColumnar(
     timer = setTimeout(() => controller.abort(new StrataError('timeout', queryTimeoutMessage(seconds))), options.timeoutMs);
   }
   try {
-    const columns =
-      (await singleWorker(plan, runner, controller.signal)) ??
-      (await passedThrough(plan, runner, controller.signal)) ??
-      (await merged(plan, runner, options, controller.signal));
-    return columnarOf(plan, columns);
+    let current = plan;
+    for (;;) {
+      // Every fragment's stream and the merge connection listen on this one signal: a query with
+      // many fragments legitimately has more than Node's default of 10 listeners (which would log a
+      // MaxListenersExceededWarning per query). Bounded by the plan, so a real leak still shows.
+      setMaxListeners(signalListenerBound(current), controller.signal);
+      for (const scalar of current.scalars) {
+        // toscalar(): the subquery's first value fills the parameter the statements below reference.
+        const answer = await runPlan(scalar.plan, runner, options, controller.signal);
+        scalar.target.value = scalarValue(scalar.type, answer[0]?.[0]);
+      }
+      const result = columnarOf(current, await runPlan(current, runner, options, controller.signal));
+      // A first phase (columns that depend on data): its answer plans the next step.
+      if (!current.nextPhase) return result;
+      current = current.nextPhase(result);
+    }
   } catch (err) {
     if (controller.signal.aborted) {
       const reason = controller.signal.reason;
@@ -86,6 +99,24 @@ export async function executePlanColumnar(
     options.signal?.removeEventListener('abort', onAbort);
     if (!controller.signal.aborted) controller.abort(new StrataError('cancelled', 'The query finished.'));
   }
+}
+
+/**
+ * Listeners one query's signal may carry: per fragment, its stream and (with in-process runners)
+ * one per worker statement; the merge connection; slack for the caller.
+ */
+function signalListenerBound(plan: QueryPlan): number {
+  const fragments = plan.fragments.length + plan.scalars.reduce((n, s) => n + s.plan.fragments.length, 0);
+  return 8 * fragments + 10;
+}
+
+/** One plan's rows: on the single worker, passed through, or merged at the gateway. */
+async function runPlan(plan: QueryPlan, runner: FragmentRunner, options: ExecuteOptions, signal: AbortSignal) {
+  return (
+    (await singleWorker(plan, runner, signal)) ??
+    (await passedThrough(plan, runner, signal)) ??
+    (await merged(plan, runner, options, signal))
+  );
 }
 
 /** With exactly one worker, that worker runs the whole query: its rows are the result. */

@@ -12,7 +12,9 @@
 import type { QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
+import type { PhaseAnswer } from '../semantic/phases.js';
 import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
+import type { DeferredParam, ScalarQuery } from '../semantic/scalar-query.js';
 import { contains, ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
@@ -57,7 +59,16 @@ export interface PassthroughSpec {
   columnIndexes: number[];
 }
 
+/** A `toscalar()` subquery's plan and the parameter its first value fills (semantic/scalar-query.ts). */
+export interface ScalarPlan {
+  plan: QueryPlan;
+  type: KqlType;
+  target: DeferredParam;
+}
+
 export interface QueryPlan {
+  /** Run first, in order (inner subqueries before outer ones): they fill parameters of what follows. */
+  scalars: ScalarPlan[];
   fragments: FragmentSpec[];
   single?: SingleWorkerSpec;
   passthrough?: PassthroughSpec;
@@ -68,6 +79,11 @@ export interface QueryPlan {
   render?: RenderHint;
   maxRows: number;
   nowUs: bigint;
+  /**
+   * Set when this plan is a first phase (semantic/phases.ts): the query's columns depend on its
+   * answer, which `nextPhase` takes to plan the rest. Its own columns are the phase's, not the query's.
+   */
+  nextPhase?: (answer: PhaseAnswer) => QueryPlan;
 }
 
 interface PlanState {
@@ -250,6 +266,8 @@ function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec):
 
 export interface PlanInput {
   rel: Rel;
+  /** toscalar() subqueries, inner ones first. */
+  scalars?: ScalarQuery[];
   render?: RenderHint;
   maxRows: number;
   nowUs: bigint;
@@ -281,7 +299,16 @@ export function planFragments(input: PlanInput): QueryPlan {
   );
   const single = state.fragments.length === 1 ? singleWorkerSpec(root, columns, state.fragments[0] as FragmentSpec) : undefined;
   const passthrough = passthroughSpec(mergeRel, columns, state.fragments);
+  // A scalar needs one row; each subquery is planned on its own, like a query of its own.
+  const scalars = (input.scalars ?? []).map(
+    (s): ScalarPlan => ({
+      plan: planFragments({ rel: s.rel, maxRows: 1, nowUs: input.nowUs }),
+      type: s.column.type,
+      target: s.target,
+    }),
+  );
   return {
+    scalars,
     fragments: state.fragments,
     ...(single ? { single } : {}),
     ...(passthrough ? { passthrough } : {}),

@@ -21,6 +21,11 @@ export interface Bound {
   json?: { base: Sql; path: string[] };
   /** The SQL value is never NULL. */
   notNull?: boolean;
+  /**
+   * Set on a function argument that reads the caller's row, inside a toscalar() subquery: the
+   * subquery runs once, before any row exists, so the name cannot be used there (as in Kusto).
+   */
+  outsideRowContext?: boolean;
   span: Span;
 }
 

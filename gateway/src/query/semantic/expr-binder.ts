@@ -36,6 +36,8 @@ export interface ExprContext {
   rowFunctions?: { serialized: boolean };
   /** Binds a call of a let-declared function; undefined when no such function is in scope. */
   userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
+  /** Binds `toscalar(T)` (a value computed before the query runs); absent where not allowed. */
+  toscalar?: (expr: Extract<Expr, { kind: 'toscalar' }>) => Bound;
 }
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
@@ -119,6 +121,9 @@ export class ExprBinder {
       }
       case 'call':
         return this.call(expr);
+      case 'toscalar':
+        if (!this.ctx.toscalar) throw queryError("'toscalar' is not allowed here.", expr.span);
+        return this.ctx.toscalar(expr);
       case 'unary': {
         const operand = this.bind(expr.operand);
         if (expr.op === '+') return operand;
@@ -146,6 +151,8 @@ export class ExprBinder {
       return { type: col.type, sql: sql`${identOf(col)}`, column: col, span };
     }
     const let_ = this.ctx.lets.get(name);
+    if (let_?.outsideRowContext)
+      throw queryError(`'toscalar': can't use '${name}' as it is defined outside its row-context scope.`, span);
     if (let_) return { ...let_, span };
     if (col) throw queryError(`'${name}' must be used inside an aggregate, or as a summarize key.`, span);
     throw queryError(`The name '${name}' does not refer to any known column, table, variable or function.`, span);

@@ -5,7 +5,7 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { int, join, type Sql, sql, str, ts } from '../sql/sql.js';
+import { int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
   CallSource,
   Expr,
@@ -13,10 +13,12 @@ import type {
   JoinCondition,
   JoinKind,
   LetStatement,
+  LiteralValue,
   NamedExpr,
   Operator,
   QueryAst,
   QueryParameter,
+  SearchSpec,
   Source,
   TabularExpr,
   UnionOptions,
@@ -27,11 +29,17 @@ import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { bindMvApply } from './mv-apply.js';
 import { expressionName, NameAllocator } from './naming.js';
+import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
+import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
+import { searchPredicate } from './search.js';
+import { bindTopNested } from './top-nested.js';
 
 export interface BindOptions {
   /** The query's `now()`, µs since the Unix epoch. */
@@ -45,11 +53,15 @@ export interface BindOptions {
    * [fromUs, toUs). Alert rules evaluate their query over their lookback window this way.
    */
   window?: { fromUs: bigint; toUs: bigint };
+  /** Answers of earlier phases, in the order the binder asked (phases.ts). */
+  answers?: readonly PhaseAnswer[];
 }
 
 export interface BoundQuery {
   rel: Rel;
   columns: Column[];
+  /** `toscalar()` subqueries, inner ones first: each runs before the query and fills its parameter. */
+  scalars: ScalarQuery[];
 }
 
 /** How deep let uses and function calls may nest (recursion is impossible, chains are not). */
@@ -57,6 +69,28 @@ const MAX_CALL_DEPTH = 32;
 
 /** Most table sources (scans, datatables, ranges …) one query may read. */
 const MAX_SOURCES = 64;
+
+/** Most distinct values `partition by` splits into (each is a read of the input; MAX_SOURCES bounds them too). */
+const MAX_PARTITIONS = 32;
+
+/** A first-phase value (readable form) as the literal of its column type. */
+function partitionLiteral(type: KqlType, v: unknown): LiteralValue {
+  switch (type) {
+    case 'long':
+    case 'datetime':
+    case 'timespan':
+      return { type, value: BigInt(v as bigint) };
+    case 'real':
+      return { type, value: Number(v) };
+    case 'bool':
+      return { type, value: Boolean(v) };
+    default:
+      return { type, value: String(v) } as LiteralValue;
+  }
+}
+
+/** Most toscalar() subqueries in one query (each is a round of worker calls before the query). */
+const MAX_SCALAR_QUERIES = 16;
 
 export class QueryBinder {
   private readonly ids = new IdAllocator();
@@ -69,6 +103,10 @@ export class QueryBinder {
   private letDepth = 0;
   /** Relations read so far: each let use binds again, so repeated lets could multiply them. */
   private sources = 0;
+  /** toscalar() subqueries met so far, in the order they must run. */
+  private readonly scalars: ScalarQuery[] = [];
+  /** First-phase questions asked so far (phases.ts). */
+  private questions = 0;
 
   constructor(
     private readonly catalog: SchemaCatalog,
@@ -79,7 +117,44 @@ export class QueryBinder {
     for (const p of ast.parameters ?? []) this.declareParameter(p);
     for (const let_ of ast.lets) this.declareLet(let_);
     const rel = this.tabular(ast.body);
-    return { rel, columns: relColumns(rel) };
+    return { rel, columns: relColumns(rel), scalars: this.scalars };
+  }
+
+  /**
+   * The answer to a first-phase question: `rel`'s rows (at most maxRows, else truncated). Known
+   * from an earlier phase, or binding stops here and the plan runs `rel` first (phases.ts).
+   */
+  answer(rel: Rel, maxRows: number): PhaseAnswer {
+    const i = this.questions++;
+    const known = this.options.answers?.[i];
+    if (known) return known;
+    if (i >= MAX_PHASES)
+      throw queryError(`A query may need at most ${MAX_PHASES} first phases (evaluate bag_unpack, pivot).`, { start: 0, end: 0 });
+    throw new NeedsAnswer(rel, maxRows, [...this.scalars]);
+  }
+
+  /**
+   * `toscalar(T)`: T is bound here (in the current scope, without the row's columns) and becomes
+   * a subquery that runs before the query (its own fragments and merge); its first value fills a
+   * bound parameter of the query's statements — a value, never SQL text. The type is T's first
+   * column's, known now, so the query's columns do not depend on the answer.
+   */
+  private toScalar(expr: Extract<Expr, { kind: 'toscalar' }>): Bound {
+    if (this.scalars.length >= MAX_SCALAR_QUERIES)
+      throw queryError(`A query may use at most ${MAX_SCALAR_QUERIES} toscalar() subqueries.`, expr.span);
+    const serialized = this.inputSerialized;
+    // Names bound to a value of the caller's row (a function argument) cannot be read here.
+    let scope = this.scope;
+    for (const [name, value] of this.scope.scalars) {
+      if (readsColumns(value.sql)) scope = declare(scope, name, { kind: 'scalar', value: { ...value, outsideRowContext: true } });
+    }
+    const rel = this.inScope(scope, expr.span, () => this.tabular(expr.tabular));
+    this.inputSerialized = serialized;
+    const column = relColumns(rel)[0];
+    if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);
+    const query = scalarQuery(rel, column);
+    this.scalars.push(query);
+    return { type: column.type, sql: query.sql, span: expr.span };
   }
 
   // ------------------------------------------------------------------ statements and functions
@@ -280,7 +355,7 @@ export class QueryBinder {
    * same extend/project define: Kusto evaluates every item over the input row, so those names are
    * not in scope (and an input column of the same name reads its input value).
    */
-  private exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
+  exprBinder(columns: Column[], sameOperator?: SameOperatorNames): ExprBinder {
     const map = new Map<string, Column>();
     for (const c of columns) map.set(c.name, c);
     const ctx: ExprContext = {
@@ -288,6 +363,7 @@ export class QueryBinder {
       lets: this.scope.scalars,
       nowUs: this.options.nowUs,
       userFunction: (call, caller) => this.userScalarCall(call, caller),
+      toscalar: (e) => this.toScalar(e),
       // extend/project/serialize items may use row functions over the input's order.
       ...(sameOperator ? { rowFunctions: { serialized: this.inputSerialized || sameOperator.serializes === true } } : {}),
     };
@@ -306,6 +382,12 @@ export class QueryBinder {
         // The input is also known by this name for the rest of the query.
         const value: TabularBinding = { tabular: before(), scope: this.scope };
         this.scope = declare(this.scope, op.name, { kind: 'tabular', value });
+      } else if (op.kind === 'partition') {
+        rel = this.partition(rel, before(), op);
+      } else if (op.kind === 'search') {
+        // $table names the source table when the input is one (Kusto tracks it through the pipe).
+        const source = t.source.kind === 'table' && !t.source.pattern ? t.source.name : '';
+        rel = this.search([{ rel, name: source }], op);
       } else if (op.kind === 'invoke') {
         rel = this.callSource({ ...op.call, args: [{ kind: 'tabular', tabular: before() }, ...op.call.args] });
       } else {
@@ -341,7 +423,108 @@ export class QueryBinder {
         return this.unionOf(undefined, src.tables, src.options ?? {}, src.span);
       case 'call':
         return this.callSource(src);
+      case 'search':
+        return this.search(this.searchTables(src), src);
     }
+  }
+
+  /**
+   * `partition by Column (subquery)`: the distinct values of the column are a first-phase answer
+   * (phases.ts; at most MAX_PARTITIONS), then the subquery is bound once per value over the input
+   * filtered to that value (`$partition` in the braces form) and the results are unioned. Every
+   * value's rows are a query of their own, so the answer does not depend on how rows are spread.
+   */
+  private partition(rel: Rel, input: TabularExpr, op: Extract<Operator, { kind: 'partition' }>): Rel {
+    const columns = relColumns(rel);
+    const key = columns.find((c) => c.name === op.key.name);
+    if (!key) throw queryError(`The column '${op.key.name}' does not exist.`, op.key.span);
+    if (key.type === 'dynamic')
+      throw queryError('partition by a dynamic column is not supported; convert it first.', op.key.span);
+    const span = op.span;
+    const keyExpr: Expr = { kind: 'name', name: key.name, span: op.key.span };
+    const distinct = this.summarize(rel, columns, [], [{ expr: keyExpr, span }], span);
+    const answer = this.answer(distinct, MAX_PARTITIONS);
+    if (answer.truncated)
+      throw queryError(
+        `partition supports at most ${MAX_PARTITIONS} distinct values of '${key.name}'; filter or summarize first.`,
+        op.key.span,
+      );
+    const values = (answer.values[0] ?? []).slice(0, answer.rowCount);
+    const predicates: Expr[] =
+      values.length === 0
+        ? [{ kind: 'literal', lit: { type: 'bool', value: false }, span }] // no rows: the subquery's columns
+        : values.map((v) =>
+            v === null
+              ? { kind: 'call', name: 'isnull', nameSpan: span, args: [keyExpr], span }
+              : {
+                  kind: 'binary',
+                  op: '==',
+                  opSpan: span,
+                  left: keyExpr,
+                  right: { kind: 'literal', lit: partitionLiteral(key.type, v), span },
+                  span,
+                },
+          );
+    const legs = predicates.map((predicate) => {
+      const part: TabularExpr = { ...input, operators: [...input.operators, { kind: 'where', predicate, span }] };
+      if (op.subquery.kind === 'operators')
+        return this.tabular({ ...part, operators: [...part.operators, ...op.subquery.operators] });
+      const subquery = op.subquery.tabular;
+      const scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      return this.inScope(scope, span, () => this.tabular(subquery));
+    });
+    if (values.length === 0) {
+      // No partition: no rows, with the subquery's columns.
+      const leg = legs[0] as Rel;
+      return { kind: 'limit', input: leg, count: 0n, columns: relColumns(leg) };
+    }
+    return legs.length === 1 ? (legs[0] as Rel) : this.union(legs);
+  }
+
+  /** The tables `search` reads without input: its `in (…)` list (wildcards allowed), else every table. */
+  private searchTables(spec: SearchSpec): { rel: Rel; name: string }[] {
+    if (!spec.tables) {
+      const names = this.catalog.tables.map((t) => t.name).sort();
+      if (names.length === 0) throw queryError('There is no table to search.', spec.span);
+      return names.map((name) => ({ rel: this.tableSource(name, spec.span), name }));
+    }
+    const legs: { rel: Rel; name: string }[] = [];
+    for (const t of spec.tables) {
+      if (t.source.kind === 'table' && t.source.pattern) {
+        const re = new RegExp(`^${t.source.name.split('*').map(escapeRegex).join('.*')}$`);
+        const names = this.catalog.tables
+          .map((x) => x.name)
+          .filter((n) => re.test(n))
+          .sort();
+        for (const name of names) legs.push({ rel: this.tableSource(name, t.source.span), name });
+      } else {
+        const name = t.source.kind === 'table' && t.operators.length === 0 ? t.source.name : '';
+        legs.push({ rel: this.tabular(t), name });
+      }
+    }
+    if (legs.length === 0) throw queryError('No table matches the tables of this search.', spec.span);
+    return legs;
+  }
+
+  /**
+   * `search`: each table's rows where the predicate holds (search.ts rewrites it per table), with
+   * a first column `$table` naming the table, as one union (columns by name).
+   */
+  private search(legs: { rel: Rel; name: string }[], spec: SearchSpec): Rel {
+    const rels = legs.map(({ rel, name }) => {
+      const all = relColumns(rel);
+      // A second search keeps the first one's $table.
+      const known = all.find((c) => c.name === '$table');
+      const columns = all.filter((c) => c !== known);
+      const predicate = searchPredicate(spec.predicate, columns, spec.caseSensitive);
+      const filtered = this.operator(rel, { kind: 'where', predicate, span: spec.span });
+      const outputs: Output[] = [
+        known ? { col: known, sql: identOf(known) } : { col: this.newColumn('$table', 'string'), sql: sql`${str(name)}` },
+        ...columns.map((c) => ({ col: c, sql: identOf(c) })),
+      ];
+      return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) } as Rel;
+    });
+    return rels.length === 1 ? (rels[0] as Rel) : this.union(rels);
   }
 
   private tableSource(name: string, span: Span): Rel {
@@ -376,7 +559,7 @@ export class QueryBinder {
     };
   }
 
-  private newColumn(name: string, type: KqlType): Column {
+  newColumn(name: string, type: KqlType): Column {
     return { name, type, id: this.ids.column() };
   }
 
@@ -502,7 +685,7 @@ export class QueryBinder {
     };
   }
 
-  private union(inputs: Rel[]): Rel {
+  union(inputs: Rel[]): Rel {
     // Columns by name in order of first appearance; a name with different types in different
     // inputs becomes one column per type (name_long, name_string), as Kusto does.
     const typesByName = new Map<string, Set<KqlType>>();
@@ -537,7 +720,7 @@ export class QueryBinder {
 
   // ------------------------------------------------------------------ operators
 
-  private operator(input: Rel, op: Operator): Rel {
+  operator(input: Rel, op: Operator): Rel {
     const columns = relColumns(input);
     switch (op.kind) {
       case 'where': {
@@ -556,6 +739,11 @@ export class QueryBinder {
       case 'project-away': {
         const away = new Set<string>();
         for (const n of op.names) {
+          // A wildcard name (`Ignore*`) removes every column it matches, possibly none.
+          if (n.name.includes('*')) {
+            for (const c of columns) if (matchesPattern(c.name, n.name)) away.add(c.name);
+            continue;
+          }
           if (!columns.some((c) => c.name === n.name)) throw queryError(`The column '${n.name}' does not exist.`, n.span);
           away.add(n.name);
         }
@@ -671,10 +859,47 @@ export class QueryBinder {
         return this.join(input, this.tabular(op.right), op.joinKind, op.on, op.span);
       case 'lookup':
         return this.join(input, this.tabular(op.right), op.joinKind === 'inner' ? 'inner' : 'leftouter', op.on, op.span, true);
+      case 'evaluate':
+        return bindEvaluate(this, input, op);
+      case 'top-hitters':
+        return this.topHitters(input, op);
+      case 'top-nested':
+        return bindTopNested(this, input, op);
+      case 'mv-apply':
+        return bindMvApply(this, input, op);
       case 'as':
       case 'invoke':
+      case 'search':
+      case 'partition':
         throw new Error(`${op.kind} is bound in tabular()`);
     }
+  }
+
+  /**
+   * `top-hitters N of e [by w]`: the N values of e with the most rows (or the largest sum of w),
+   * most first, counted exactly (Kusto approximates). Columns: e's name and
+   * `approximate_count_<e>` (`approximate_sum_<w>` with by).
+   */
+  private topHitters(input: Rel, op: Extract<Operator, { kind: 'top-hitters' }>): Rel {
+    const span = op.span;
+    const ofName = expressionName(op.of) ?? 'Column1';
+    const weightName = op.by ? (expressionName(op.by) ?? 'Column1') : undefined;
+    const name = weightName !== undefined ? `approximate_sum_${weightName}` : `approximate_count_${ofName}`;
+    const agg: Expr = { kind: 'call', name: op.by ? 'sum' : 'count', nameSpan: span, args: op.by ? [op.by] : [], span };
+    const summarized = this.operator(input, {
+      kind: 'summarize',
+      aggregates: [{ name, expr: agg, span }],
+      by: [{ expr: op.of, span }],
+      span,
+    });
+    // Ties are broken by the value, so the answer does not depend on how rows are spread.
+    const valueColumn = relColumns(summarized)[0] as Column;
+    const keys = [
+      { expr: { kind: 'name' as const, name, span }, descending: true, span },
+      { expr: { kind: 'name' as const, name: valueColumn.name, span }, descending: false, span },
+    ];
+    const sorted = this.operator(summarized, { kind: 'sort', keys, span });
+    return { kind: 'limit', input: sorted, count: this.constCount(op.count, 'top-hitters'), columns: relColumns(sorted) };
   }
 
   /**
@@ -684,7 +909,7 @@ export class QueryBinder {
    * side's key columns. Keys of different numeric types compare as real; strings compare with ""
    * for missing values; null keys match nothing.
    */
-  private join(left: Rel, right: Rel, kind: JoinKind, on: JoinCondition[], span: Span, lookup = false): Rel {
+  join(left: Rel, right: Rel, kind: JoinKind, on: JoinCondition[], span: Span, lookup = false): Rel {
     if (on.length === 0) throw queryError('A join needs at least one key in its on clause.', span);
     const lcols = relColumns(left);
     const rcols = relColumns(right);
@@ -746,7 +971,7 @@ export class QueryBinder {
    * expanded column replaces an input column of its name in place, else is appended (named as
    * Kusto names expressions); `with_itemindex` appends the element's 0-based index.
    */
-  private mvExpand(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'mv-expand' }>): Rel {
+  mvExpand(input: Rel, columns: Column[], op: Extract<Operator, { kind: 'mv-expand' }>): Rel {
     const binder = this.exprBinder(columns);
     let limit: bigint | undefined;
     if (op.limit) limit = this.constCount(op.limit, 'mv-expand limit');
@@ -792,7 +1017,7 @@ export class QueryBinder {
     throw queryError(`The join keys '${l.name}' (${l.type}) and '${r.name}' (${r.type}) have different types.`, span);
   }
 
-  private constCount(expr: Expr, what: string): bigint {
+  constCount(expr: Expr, what: string): bigint {
     const b = this.exprBinder([]).bind(expr);
     if (b.value?.type !== 'long' || b.value.value === null || b.value.value < 0n) {
       throw queryError(`The row count of '${what}' must be a non-negative constant integer.`, expr.span);
@@ -800,7 +1025,7 @@ export class QueryBinder {
     return b.value.value;
   }
 
-  private sort(input: Rel, columns: Column[], keys: { expr: Expr; descending?: boolean; nullsFirst?: boolean }[]): Rel {
+  sort(input: Rel, columns: Column[], keys: { expr: Expr; descending?: boolean; nullsFirst?: boolean }[]): Rel {
     const binder = this.exprBinder(columns);
     const specs: SortSpec[] = keys.map((k) => {
       const b = binder.bind(k.expr);
@@ -814,7 +1039,7 @@ export class QueryBinder {
   }
 
   /** project: a new column list; every item reads the input row (Kusto), not other items. */
-  private project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
+  project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
     const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
     const outputs: Output[] = [];
@@ -850,7 +1075,7 @@ export class QueryBinder {
    * extend: existing columns stay; a new column with an existing name replaces it in place. Every
    * item reads the input row (Kusto): `extend x = x + 1, y = x` gives y the input x.
    */
-  private extend(input: Rel, columns: Column[], items: NamedExpr[], serializes = false): Rel {
+  extend(input: Rel, columns: Column[], items: NamedExpr[], serializes = false): Rel {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
@@ -875,7 +1100,7 @@ export class QueryBinder {
     return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
   }
 
-  private summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
+  summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
     const rowBinder = this.exprBinder(columns);
     const names = new NameAllocator();
     const keyItems = [...by];

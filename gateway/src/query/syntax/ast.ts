@@ -27,7 +27,9 @@ export type Expr =
   | { kind: 'unary'; op: '-' | '+'; operand: Expr; span: Span }
   | { kind: 'in'; op: string; opSpan: Span; left: Expr; list: Expr[]; span: Span }
   | { kind: 'between'; negated: boolean; left: Expr; low: Expr; high: Expr; span: Span }
-  | { kind: 'star'; span: Span };
+  | { kind: 'star'; span: Span }
+  /** `toscalar(T)`: the first column of T's first row (null without rows), computed before the query. */
+  | { kind: 'toscalar'; tabular: TabularExpr; span: Span };
 
 /** `name = expr` or a bare expression in project/extend/summarize lists. */
 export interface NamedExpr {
@@ -98,9 +100,73 @@ export type Operator =
       limit?: Expr;
       span: Span;
     }
+  /** `evaluate plugin(args) [: (schema)]` (bag_unpack, pivot, narrow). */
+  | {
+      kind: 'evaluate';
+      plugin: string;
+      pluginSpan: Span;
+      args: Expr[];
+      /** `name = value` arguments (bag_unpack's columnsConflict=, ignoredProperties=, …). */
+      named: { name: string; expr: Expr; span: Span }[];
+      schema?: OutputSchema;
+      span: Span;
+    }
+  /** `top-nested [N] of e [with others = v] by agg [asc|desc], …`: one level per clause. */
+  | { kind: 'top-nested'; levels: TopNestedLevel[]; span: Span }
+  /** `[T |] search [kind=case_sensitive] [in (T1, …)] predicate`. */
+  | SearchSpec
+  /**
+   * `partition [hints] by Column (operators)` or `{ query over $partition }`: the subquery runs on
+   * the rows of each value of the column; the results are unioned.
+   */
+  | {
+      kind: 'partition';
+      key: { name: string; span: Span };
+      subquery: { kind: 'operators'; operators: Operator[] } | { kind: 'query'; tabular: TabularExpr };
+      span: Span;
+    }
+  /** `mv-apply [with_itemindex=I] [Name =] e [to typeof(T)], … [limit N] on (operators)`. */
+  | {
+      kind: 'mv-apply';
+      items: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span }[];
+      itemIndex?: string;
+      limit?: Expr;
+      subquery: Operator[];
+      span: Span;
+    }
+  /** `top-hitters N of e [by weight]`. */
+  | { kind: 'top-hitters'; count: Expr; of: Expr; by?: Expr; span: Span }
   | { kind: 'join'; joinKind: JoinKind; right: TabularExpr; on: JoinCondition[]; span: Span }
   /** `lookup`: a join whose right key columns are not repeated (kind leftouter or inner). */
   | { kind: 'lookup'; joinKind: 'leftouter' | 'inner'; right: TabularExpr; on: JoinCondition[]; span: Span };
+
+/** `search`: as an operator over its input, or as a source over tables (`in (…)`, else all). */
+export interface SearchSpec {
+  kind: 'search';
+  caseSensitive: boolean;
+  /** `in (T1, App*)`; absent: every table. Only in the source form. */
+  tables?: TabularExpr[];
+  predicate: Expr;
+  span: Span;
+}
+
+/** A plugin's declared output: `(*, name: type, …)`; `star` keeps the input's columns first. */
+export interface OutputSchema {
+  star: boolean;
+  columns: { name: string; type: KqlType; span: Span }[];
+  span: Span;
+}
+
+export interface TopNestedLevel {
+  /** Absent: every value. */
+  count?: Expr;
+  of: NamedExpr;
+  /** `with others = v`: one more row per level aggregating the values left out, keyed v. */
+  others?: Expr;
+  by: NamedExpr;
+  descending: boolean;
+  span: Span;
+}
 
 export type JoinKind =
   | 'innerunique'
@@ -144,6 +210,7 @@ export type Source =
   | { kind: 'print'; items: NamedExpr[]; span: Span }
   | { kind: 'union'; tables: TabularExpr[]; options?: UnionOptions; span: Span }
   | { kind: 'nested'; tabular: TabularExpr; span: Span }
+  | SearchSpec
   | CallSource;
 
 export interface TabularExpr {

@@ -24,9 +24,11 @@ import type {
   QueryAst,
   QueryParameter,
   RenderHint,
+  SearchSpec,
   SortKey,
   Source,
   TabularExpr,
+  TopNestedLevel,
   UnionOptions,
   Value,
 } from './ast.js';
@@ -406,6 +408,8 @@ class Converter {
         return this.callSource(node);
       case 'MaterializeExpression':
         return this.materialize(node);
+      case 'SearchOperator':
+        return this.search(node);
       default:
         if (kind.endsWith('Operator')) throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
         throw queryError(`'${this.snippet(node)}' is not a table.`, spanOf(node));
@@ -617,11 +621,160 @@ class Converter {
         if (shortName(call) !== 'FunctionCallExpression') throw queryError('invoke needs a function call.', spanOf(call));
         return { kind: 'invoke', call: this.callSource(call), span };
       }
+      case 'EvaluateOperator':
+        return this.evaluate(node);
+      case 'SearchOperator': {
+        const spec = this.search(node);
+        if (spec.tables) throw queryError("'search in (…)' starts a query; after a pipe, search reads its input.", span);
+        return spec;
+      }
+      case 'PartitionOperator': {
+        for (const p of elements(node, 'Parameters')) {
+          // hint.strategy, hint.shufflekey, hint.concurrency, hint.spread, hint.materialized: how Kusto runs it.
+          const pname = this.declaredName(req(p, 'Name')).toLowerCase();
+          if (!pname.startsWith('hint.'))
+            throw queryError(`The parameter '${pname}' of 'partition' is not supported.`, spanOf(p));
+        }
+        const by = req(node, 'ByExpression');
+        if (shortName(by) !== 'NameReference') throw queryError('partition by takes a column name.', spanOf(by));
+        const operand = req(node, 'Operand');
+        const key = { name: this.referencedName(by), span: spanOf(by) };
+        if (shortName(operand) === 'PartitionSubquery') {
+          return {
+            kind: 'partition',
+            key,
+            subquery: { kind: 'operators', operators: this.operatorsOf(req(operand, 'Subquery')) },
+            span,
+          };
+        }
+        if (shortName(operand) === 'PartitionQuery') {
+          return { kind: 'partition', key, subquery: { kind: 'query', tabular: this.tabular(req(operand, 'Query')) }, span };
+        }
+        throw queryError('partition needs a subquery in parentheses or braces.', spanOf(operand));
+      }
+      case 'MvApplyOperator':
+        return this.mvApply(node);
+      case 'ForkOperator':
+      case 'FacetOperator': {
+        // Both answer with several tables; the query API's answer is one table (docs/api.md, Query).
+        const word = kind === 'ForkOperator' ? 'fork' : 'facet';
+        throw queryError(
+          `The operator '${word}' is not supported: it answers with several tables, and a query's answer is one table (docs/api.md); run each part as a query of its own.`,
+          this.keywordSpan(node),
+        );
+      }
+      case 'TopNestedOperator':
+        return {
+          kind: 'top-nested',
+          levels: elements(node, 'Clauses').map((c) => this.topNestedLevel(c)),
+          span,
+        };
+      case 'TopHittersOperator': {
+        const byClause = prop(node, 'ByClause');
+        const out: Operator = {
+          kind: 'top-hitters',
+          count: this.expr(req(node, 'Expression')),
+          of: this.expr(req(node, 'OfExpression')),
+          span,
+        };
+        if (byClause) out.by = this.expr(req(byClause, 'Expression'));
+        return out;
+      }
       case 'RenderOperator':
         throw queryError(isLast ? 'The render clause could not be read.' : "'render' must be the last operator.", span);
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** A pipeline of operators without a source: `(top 3 by x | project a)` in partition and mv-apply. */
+  private operatorsOf(node: KNode): Operator[] {
+    const nodes: KNode[] = [];
+    let cur = node;
+    while (shortName(cur) === 'PipeExpression') {
+      nodes.push(req(cur, 'Operator'));
+      if (nodes.length > this.limits.maxPipelineSteps) {
+        throw queryError(`The query has more than ${this.limits.maxPipelineSteps} pipeline steps.`, spanOf(node));
+      }
+      cur = req(cur, 'Expression');
+    }
+    nodes.push(cur);
+    nodes.reverse();
+    return nodes.map((op) => this.operator(op, false));
+  }
+
+  /** `evaluate plugin(args) [: (schema)]`; hints (`hint.distribution` …) are accepted and change nothing. */
+  private evaluate(node: KNode): Operator {
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      if (!name.startsWith('hint.')) throw queryError(`The parameter '${name}' of 'evaluate' is not supported.`, spanOf(p));
+    }
+    const call = req(node, 'FunctionCall');
+    const nameNode = req(call, 'Name');
+    const args: Expr[] = [];
+    const named: { name: string; expr: Expr; span: Span }[] = [];
+    for (const e of elements(req(call, 'ArgumentList'), 'Expressions')) {
+      if (shortName(e) === 'SimpleNamedExpression') {
+        named.push({ name: this.declaredName(req(e, 'Name')), expr: this.expr(req(e, 'Expression')), span: spanOf(e) });
+      } else args.push(this.expr(e));
+    }
+    const out: Operator = {
+      kind: 'evaluate',
+      plugin: this.referencedName(call).toLowerCase(),
+      pluginSpan: spanOf(nameNode),
+      args,
+      named,
+      span: spanOf(node),
+    };
+    const clause = prop(node, 'Schema');
+    if (clause) {
+      const schema = req(clause, 'Schema');
+      out.schema = {
+        star: prop(schema, 'AsteriskToken') !== null && tokenText(prop(schema, 'AsteriskToken')) === '*',
+        columns: elements(schema, 'Columns').map((c) => {
+          const nameDecl = req(c, 'Name');
+          return { name: this.declaredName(nameDecl), type: this.typeOf(req(c, 'Type')), span: spanOf(c) };
+        }),
+        span: spanOf(clause),
+      };
+    }
+    return out;
+  }
+
+  /** `search [kind=case_sensitive|case_insensitive] [in (T, …)] predicate`. */
+  private search(node: KNode): SearchSpec {
+    let caseSensitive = false;
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const value = this.source(req(p, 'Expression')).trim().toLowerCase();
+      if (name === 'kind' && (value === 'case_sensitive' || value === 'case_insensitive'))
+        caseSensitive = value === 'case_sensitive';
+      else if (!name.startsWith('hint.'))
+        throw queryError(`The parameter '${this.source(p).trim()}' of 'search' is not supported.`, spanOf(p));
+    }
+    if (prop(node, 'DataScope')) throw queryError("search's datascope= is not supported.", spanOf(node));
+    const spec: SearchSpec = { kind: 'search', caseSensitive, predicate: this.expr(req(node, 'Condition')), span: spanOf(node) };
+    const inClause = prop(node, 'InClause');
+    if (inClause) spec.tables = elements(inClause, 'Expressions').map((e) => this.tableOrPattern(e));
+    return spec;
+  }
+
+  /** One clause of top-nested: `[N] of [name =] e [with others = v] by [name =] agg [asc|desc]`. */
+  private topNestedLevel(node: KNode): TopNestedLevel {
+    const countNode = prop(node, 'Expression');
+    const by = req(node, 'ByExpression');
+    const ordered = shortName(by) === 'OrderedExpression';
+    const dir = ordered ? tokenText(prop(req(by, 'Ordering'), 'AscOrDescKeyword')).toLowerCase() : '';
+    const others = prop(node, 'WithOthersClause');
+    const level: TopNestedLevel = {
+      of: this.named(req(node, 'OfExpression')),
+      by: this.named(ordered ? req(by, 'Expression') : by),
+      descending: dir !== 'asc',
+      span: spanOf(node),
+    };
+    if (countNode) level.count = this.expr(countNode);
+    if (others) level.others = this.expr(req(others, 'Expression'));
+    return level;
   }
 
   /** A column name or a wildcard pattern (`a*`, `*Id`) in project-keep / project-reorder. */
@@ -661,6 +814,34 @@ class Converter {
     return op;
   }
 
+  /** `mv-apply [with_itemindex=I] items [limit N] on (operators)`. */
+  private mvApply(node: KNode): Operator {
+    let itemIndex: string | undefined;
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      if (name === 'with_itemindex') itemIndex = this.declaredName(req(p, 'Expression'));
+      else throw queryError(`The parameter '${this.source(p).trim()}' of 'mv-apply' is not supported.`, spanOf(p));
+    }
+    if (prop(node, 'ContextIdClause')) throw queryError("mv-apply's id= clause is not supported.", spanOf(node));
+    const items = elements(node, 'Expressions').map((e) => {
+      const out: { item: NamedExpr; toType?: KqlType; toTypeSpan?: Span } = { item: this.named(req(e, 'Expression')) };
+      const to = prop(e, 'ToTypeOf');
+      if (to) {
+        const types = elements(req(to, 'TypeOf'), 'Types');
+        if (types.length !== 1) throw queryError('to typeof() takes one type.', spanOf(to));
+        out.toType = this.typeOf(types[0] as KNode);
+        out.toTypeSpan = spanOf(to);
+      }
+      return out;
+    });
+    const subquery = this.operatorsOf(req(req(node, 'Subquery'), 'Expression'));
+    const op: Operator = { kind: 'mv-apply', items, subquery, span: spanOf(node) };
+    if (itemIndex) op.itemIndex = itemIndex;
+    const limitClause = prop(node, 'RowLimitClause');
+    if (limitClause) op.limit = this.expr(req(limitClause, 'RowLimit'));
+    return op;
+  }
+
   /** `union` with its options; tables may be wildcard names (`App*`). */
   private unionOperator(node: KNode): Extract<Source, { kind: 'union' }> {
     const options: UnionOptions = {};
@@ -674,20 +855,17 @@ class Converter {
       else if (!name.startsWith('hint.'))
         throw queryError(`The parameter '${this.source(p).trim()}' of 'union' is not supported.`, spanOf(p));
     }
-    const tables = elements(node, 'Expressions').map((e) => {
-      // `App*`, `logship.*`: a (dotted) name with wildcards.
-      const text = this.source(e).trim();
-      if (text.includes('*') && /^[\w.$*-]+$/.test(text)) {
-        const pattern = text;
-        return {
-          source: { kind: 'table' as const, name: pattern, pattern: true, span: spanOf(e) },
-          operators: [],
-          span: spanOf(e),
-        };
-      }
-      return this.tabular(e);
-    });
+    const tables = elements(node, 'Expressions').map((e) => this.tableOrPattern(e));
     return { kind: 'union', tables, ...(Object.keys(options).length > 0 ? { options } : {}), span: spanOf(node) };
+  }
+
+  /** A tabular expression, or a (dotted) name with wildcards (`App*`, `logship.*`) that stands for every match. */
+  private tableOrPattern(e: KNode): TabularExpr {
+    const text = this.source(e).trim();
+    if (text.includes('*') && /^[\w.$*-]+$/.test(text)) {
+      return { source: { kind: 'table', name: text, pattern: true, span: spanOf(e) }, operators: [], span: spanOf(e) };
+    }
+    return this.tabular(e);
   }
 
   /** `join`/`lookup` with `kind=` and hints (hints only steer Kusto's execution: accepted). */
@@ -919,8 +1097,25 @@ class Converter {
       }
       case 'StarExpression':
         return { kind: 'star', span };
-      case 'ToScalarExpression':
-        throw queryError("'toscalar' is not supported yet.", span);
+      case 'ToScalarExpression': {
+        // kind=nooptimization only tells Kusto not to optimize the subquery: the answer is the same.
+        for (const p of elements(node, 'Parameters')) {
+          const pname = this.declaredName(req(p, 'Name')).toLowerCase();
+          if (pname !== 'kind') throw queryError(`The parameter '${pname}' of 'toscalar' is not supported.`, spanOf(p));
+        }
+        // toscalar of a scalar expression: its value computed once (`toscalar(new_guid())` is one
+        // guid for every row), as the subquery `print e`.
+        const inner = req(node, 'Expression');
+        if (!this.isTabularNode(inner)) {
+          const e = this.expr(inner);
+          return {
+            kind: 'toscalar',
+            tabular: { source: { kind: 'print', items: [{ expr: e, span: e.span }], span: e.span }, operators: [], span: e.span },
+            span,
+          };
+        }
+        return { kind: 'toscalar', tabular: this.tabular(inner), span };
+      }
       case 'HasAnyExpression':
       case 'HasAllExpression':
         throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
