@@ -1,0 +1,98 @@
+import type { Logger, ReplicatedLog, SnapshotInfo } from '@strata/common';
+import { RelationalStore } from '../relational-store.js';
+import { decodeChangeEntry } from './change-entry.js';
+import { ensurePositionTable, type ReplicaPosition, readPosition, writePosition } from './replica-position.js';
+import { restoreSnapshot } from './store-snapshot.js';
+
+/** Entries read from the log per request. */
+const READ_BATCH = 200;
+
+/** The log no longer has the entry after a copy's position: it was compacted into a snapshot. */
+class LogGap extends Error {}
+
+/** A local copy of the store and where it stands in the log. */
+export interface LocalReplica {
+  store: RelationalStore;
+  position: ReplicaPosition;
+}
+
+async function openLocal(dir: string): Promise<LocalReplica> {
+  const store = await RelationalStore.openFile(dir);
+  try {
+    await ensurePositionTable(store);
+    return { store, position: await store.read(readPosition) };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+/**
+ * Applies the log's entries after `replica.position` to its store until none is left, each entry
+ * in one local transaction together with the new position (so a crash repeats nothing and skips
+ * nothing). Throws LogGap when the next entry was compacted away.
+ */
+export async function applyLog(replica: LocalReplica, log: ReplicatedLog): Promise<number> {
+  let applied = 0;
+  for (;;) {
+    const entries = await log.read(replica.position.seq, READ_BATCH);
+    if (entries.length === 0) return applied;
+    for (const entry of entries) {
+      if (entry.seq !== replica.position.seq + 1) throw new LogGap(`entry ${replica.position.seq + 1} is gone`);
+      const change = decodeChangeEntry(entry.value);
+      const next = { logId: replica.position.logId, seq: entry.seq };
+      await replica.store.transaction(async (tx) => {
+        for (const s of change.statements) await tx.run(s.sql, s.params);
+        await writePosition(tx, next);
+      });
+      replica.position = next;
+      applied++;
+    }
+  }
+}
+
+/**
+ * Opens the local copy of `dir` and brings it to the end of the log: from the current snapshot
+ * when the copy follows no log or another one, or stands before the snapshot (its entries are
+ * gone); then entry by entry. Answers the snapshot too (undefined: no log exists yet, the copy is
+ * left as it is). The caller owns the returned store.
+ */
+export async function openSynced(
+  dir: string,
+  log: ReplicatedLog,
+  logger: Logger,
+): Promise<LocalReplica & { snapshot: SnapshotInfo | undefined }> {
+  let replica = await openLocal(dir);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const snapshot = await log.snapshot();
+      if (!snapshot) return { ...replica, snapshot };
+      const { position } = replica;
+      if (position.logId !== snapshot.logId || position.seq < snapshot.seq) {
+        const data = await log.readSnapshot(snapshot);
+        await replica.store.close();
+        // A file of another log (or of none: written before replication) is kept aside once.
+        restoreSnapshot(dir, data, position.logId !== snapshot.logId);
+        replica = await openLocal(dir);
+        logger.info(
+          { snapshotSeq: snapshot.seq, bytes: snapshot.bytes, from: position },
+          'database copy restored from the log snapshot',
+        );
+      }
+      try {
+        const applied = await applyLog(replica, log);
+        if (applied > 0) logger.info({ applied, seq: replica.position.seq }, 'database copy caught up with the log');
+        return { ...replica, snapshot };
+      } catch (err) {
+        // Compacted while we read: the newer snapshot has what we miss. Bounded: each retry
+        // follows a newer snapshot, and compaction is rare.
+        if (!(err instanceof LogGap) || attempt >= 5) throw err;
+      }
+    }
+  } catch (err) {
+    await replica.store.close();
+    throw err;
+  }
+}
+
+export { LogGap };

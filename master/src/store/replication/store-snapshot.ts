@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { openSync, fsyncSync, closeSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { quoteIdentifier, quoteLiteral } from '@strata/common';
+import { RelationalStore } from '../relational-store.js';
+import { type ReplicaPosition, readPosition } from './replica-position.js';
+
+/**
+ * A whole copy of the store at one log position, as bytes (a gzipped DuckDB file). Taken with
+ * `COPY FROM DATABASE` into a scratch file between two write transactions: a logical copy of one
+ * snapshot of the data, so reads may go on meanwhile and the file is compact.
+ */
+export async function takeSnapshot(store: RelationalStore): Promise<{ position: ReplicaPosition; data: Buffer }> {
+  const scratch = path.join(path.dirname(store.file), `snapshot-${randomUUID()}.duckdb`);
+  const alias = `snapshot_${randomUUID().replaceAll('-', '')}`;
+  try {
+    const position = await store.exclusive(async (x) => {
+      const db = await x.one<{ name: string }>('SELECT current_database() AS name');
+      await x.run(`ATTACH ${quoteLiteral(scratch)} AS ${alias}`);
+      try {
+        await x.run(`COPY FROM DATABASE ${quoteIdentifier(db!.name)} TO ${alias}`);
+        return await readPosition(x);
+      } finally {
+        await x.run(`DETACH ${alias}`);
+      }
+    });
+    return { position, data: gzipSync(readFileSync(scratch)) };
+  } finally {
+    rmSync(scratch, { force: true });
+    rmSync(`${scratch}.wal`, { force: true });
+  }
+}
+
+/**
+ * Replaces the store file of `dir` with a snapshot's bytes (the store must be closed): written
+ * next to it, made durable, then renamed over it, so a crash leaves the old file or the new one.
+ * A file that followed another log (or none) is kept once as `strata.duckdb.replaced` for operators.
+ */
+export function restoreSnapshot(dir: string, data: Buffer, keepReplaced: boolean): void {
+  const file = RelationalStore.fileIn(dir);
+  const incoming = `${file}.incoming`;
+  writeFileSync(incoming, gunzipSync(data));
+  const fd = openSync(incoming, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (keepReplaced && existsSync(file)) renameSync(file, `${file}.replaced`);
+  // A write-ahead log belongs to the file it was written for.
+  rmSync(`${file}.wal`, { force: true });
+  renameSync(incoming, file);
+  const dirFd = openSync(dir, 'r');
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
+}
