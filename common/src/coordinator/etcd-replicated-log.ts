@@ -116,10 +116,16 @@ export class EtcdReplicatedLog implements ReplicatedLog {
     );
     const published = await this.snapshot();
     // Now the log may shrink: entries the snapshot contains, and the chunks of older snapshots.
-    await this.client.delete().inRange(new Range(`${this.root}entries/`, this.entryKey(seq + 1))).exec();
+    await this.client
+      .delete()
+      .inRange(new Range(`${this.root}entries/`, this.entryKey(seq + 1)))
+      .exec();
     const all = Range.prefix(`${this.root}snapshots/`);
     await this.client.delete().inRange(new Range(all.start, prefix)).exec();
-    await this.client.delete().inRange(new Range(Range.prefix(prefix).end, all.end)).exec();
+    await this.client
+      .delete()
+      .inRange(new Range(Range.prefix(prefix).end, all.end))
+      .exec();
     return published ?? { ...record, revision: '0' };
   }
 

@@ -221,18 +221,21 @@ const toEvent = (r: HistoryRow): IncidentHistoryEvent => ({
 
 export const historyRows = {
   async insert(x: SqlExecutor, e: IncidentHistoryEvent): Promise<void> {
-    await x.run(`INSERT INTO incident_history VALUES ($1, $2, $3, ${nextRecordSeq('incident_history')}, $4, $5, $6, $7, $8, $9, $10)`, [
-      e.accountId,
-      e.incidentId,
-      e.eventId,
-      e.eventType,
-      e.actorType,
-      e.actorId,
-      e.timestamp,
-      e.beforeJson ?? null,
-      e.afterJson ?? null,
-      e.metadataJson,
-    ]);
+    await x.run(
+      `INSERT INTO incident_history VALUES ($1, $2, $3, ${nextRecordSeq('incident_history')}, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        e.accountId,
+        e.incidentId,
+        e.eventId,
+        e.eventType,
+        e.actorType,
+        e.actorId,
+        e.timestamp,
+        e.beforeJson ?? null,
+        e.afterJson ?? null,
+        e.metadataJson,
+      ],
+    );
   },
   async list(x: SqlExecutor, accountId: string, incidentId: string): Promise<IncidentHistoryEvent[]> {
     const rows = await x.all<HistoryRow>(

@@ -169,7 +169,11 @@ describe('cluster: database standbys on their own volumes', function () {
     const coldMs = Date.now() - killedBAt;
     stored = await storedIds(endpointOf(c));
     missing = acknowledged.filter((id) => !stored.has(id));
-    assert.deepEqual(missing, [], `${missing.length} of ${acknowledged.length} acknowledged incidents missing on the instance started empty`);
+    assert.deepEqual(
+      missing,
+      [],
+      `${missing.length} of ${acknowledged.length} acknowledged incidents missing on the instance started empty`,
+    );
     const after = await logState();
     console.log(
       `      ${acknowledged.length} writes acknowledged; leader kill -9 → first write acknowledged by the standby: ${failoverMs} ms (TTL 3 s); ` +

@@ -35,7 +35,10 @@ function decodeParam(p: unknown): SqlParam {
 
 export function encodeChangeEntry(entry: ChangeEntry): Buffer {
   const json = Buffer.from(
-    JSON.stringify({ term: entry.term, statements: entry.statements.map((s) => ({ sql: s.sql, params: s.params.map(encodeParam) })) }),
+    JSON.stringify({
+      term: entry.term,
+      statements: entry.statements.map((s) => ({ sql: s.sql, params: s.params.map(encodeParam) })),
+    }),
   );
   if (json.length <= COMPRESS_ABOVE) return Buffer.concat([Buffer.from([JSON_TAG]), json]);
   return Buffer.concat([Buffer.from([GZIP_TAG]), gzipSync(json)]);

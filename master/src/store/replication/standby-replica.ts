@@ -1,5 +1,5 @@
 import { errorFields, type Logger, type ReplicatedLog } from '@strata/common';
-import { applyLog, LogGap, type LocalReplica, openSynced } from './replica-sync.js';
+import { applyLog, type LocalReplica, LogGap, openSynced } from './replica-sync.js';
 
 /** Longest wait between two checks of the log when no watch event arrives. */
 const POLL_MS = 5_000;

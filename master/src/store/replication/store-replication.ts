@@ -67,6 +67,9 @@ export async function snapshotIfDue(store: RelationalStore, replication: StoreRe
     { logId: position.logId, seq: position.seq, data },
     replication.snapshot,
   );
-  logger.info({ seq: position.seq, bytes: data.length, ms: Date.now() - started }, 'published a database snapshot; the log before it is dropped');
+  logger.info(
+    { seq: position.seq, bytes: data.length, ms: Date.now() - started },
+    'published a database snapshot; the log before it is dropped',
+  );
   return true;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openSync, fsyncSync, closeSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { quoteIdentifier, quoteLiteral } from '@strata/common';
