@@ -62,6 +62,9 @@ export class EtcdCoordinator implements Coordinator {
         ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
         : {}),
       ...(options.auth ? { auth: options.auth } : {}),
+      // Reads of the database log return many entries at once (each up to 1 MiB): grpc-js' default
+      // 4 MB limit on an answer would refuse a batch of large ones.
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: new Date(Date.now() + timeoutMs) }),
     });
     this.prefix = `${options.prefix.replace(/\/+$/, '')}/`;

@@ -2,6 +2,14 @@ import { type Candidacy, errorFields, type Logger, type ReplicatedLog, StrataErr
 import type { CommitHook, RecordedStatement, SqlExecutor } from '../relational-store.js';
 import { encodeChangeEntry } from './change-entry.js';
 import { type ReplicaPosition, writePosition } from './replica-position.js';
+import { databaseLogEntry } from './replication-metrics.js';
+
+/**
+ * Largest entry the log takes (after compression). etcd refuses requests above 1.5 MiB by default
+ * (`--max-request-bytes`); a transaction this large is refused as such instead of failing in etcd
+ * with an outcome the leader could not tell from a lost connection.
+ */
+export const MAX_ENTRY_BYTES = 1024 * 1024;
 
 /**
  * The leader's commit hook: every write transaction's statements become the next entry of the
@@ -13,7 +21,9 @@ import { type ReplicaPosition, writePosition } from './replica-position.js';
  * Order and reasons: docs/decisions/0017-database-standbys.md.
  */
 export class LeaderJournal implements CommitHook {
-  private pending: number | undefined;
+  private pending: { seq: number; bytes: number } | undefined;
+  /** Bytes this leader appended since the last snapshot (decides, with the count, when one is due). */
+  private logged = 0;
 
   constructor(
     private readonly log: ReplicatedLog,
@@ -32,12 +42,27 @@ export class LeaderJournal implements CommitHook {
     return this.position.logId;
   }
 
+  /** Bytes of entries this leader appended since it last published a snapshot (or took office). */
+  get loggedBytes(): number {
+    return this.logged;
+  }
+
+  snapshotPublished(): void {
+    this.logged = 0;
+  }
+
   async beforeCommit(changes: readonly RecordedStatement[], tx: SqlExecutor): Promise<void> {
     // Nothing changed: nothing to log, but the answer still must not come from a deposed leader.
     if (changes.length === 0) return this.candidacy.assertLeadership();
     const seq = this.position.seq + 1;
     await writePosition(tx, { logId: this.position.logId, seq });
     const entry = encodeChangeEntry({ term: this.term, statements: [...changes] });
+    if (entry.length > MAX_ENTRY_BYTES) {
+      throw new StrataError(
+        'payload_too_large',
+        `The change is too large for the database log: ${entry.length} bytes compressed, at most ${MAX_ENTRY_BYTES}.`,
+      );
+    }
     try {
       await this.log.append(this.candidacy, seq, entry);
     } catch (err) {
@@ -51,15 +76,18 @@ export class LeaderJournal implements CommitHook {
         cause: err,
       });
     }
-    this.pending = seq;
+    this.pending = { seq, bytes: entry.length };
   }
 
   afterCommit(committed: boolean): void {
-    const seq = this.pending;
+    const pending = this.pending;
     this.pending = undefined;
-    if (seq === undefined) return;
+    if (pending === undefined) return;
+    const { seq } = pending;
     if (committed) {
       this.position = { logId: this.position.logId, seq };
+      this.logged += pending.bytes;
+      databaseLogEntry().set(seq);
       return;
     }
     // The entry is in the log but not in this store: it must not take more writes.

@@ -4,8 +4,8 @@ import { decodeChangeEntry } from './change-entry.js';
 import { ensurePositionTable, type ReplicaPosition, readPosition, writePosition } from './replica-position.js';
 import { restoreSnapshot } from './store-snapshot.js';
 
-/** Entries read from the log per request. */
-const READ_BATCH = 200;
+/** Entries read from the log per request (each at most 1 MiB, most a few KiB). */
+const READ_BATCH = 64;
 
 /** The log no longer has the entry after a copy's position: it was compacted into a snapshot. */
 class LogGap extends Error {}

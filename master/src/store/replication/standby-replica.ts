@@ -1,5 +1,6 @@
 import { errorFields, type Logger, type ReplicatedLog } from '@strata/common';
 import { applyLog, type LocalReplica, LogGap, openSynced } from './replica-sync.js';
+import { databaseLogEntry, standbyFollowing } from './replication-metrics.js';
 
 /** Longest wait between two checks of the log when no watch event arrives. */
 const POLL_MS = 5_000;
@@ -68,6 +69,8 @@ export class StandbyReplica {
         try {
           await this.sync();
           this.failures = 0;
+          standbyFollowing().set(1);
+          if (this.replica) databaseLogEntry().set(this.replica.position.seq);
         } catch (err) {
           await this.closeCopy();
           const delay = RETRY_MS[Math.min(this.failures, RETRY_MS.length - 1)]!;
@@ -75,6 +78,7 @@ export class StandbyReplica {
             this.logger.warn({ ...errorFields(err), retryInMs: delay }, 'standby copy of the database cannot follow the log');
           }
           this.state = `not following the log: ${(err as Error).message}`;
+          standbyFollowing().set(0);
           this.failures++;
           this.dirty = true;
           await this.pause(delay);

@@ -4,6 +4,7 @@ import type { RelationalStore } from '../relational-store.js';
 import { LeaderJournal } from './leader-journal.js';
 import { writePosition } from './replica-position.js';
 import { openSynced } from './replica-sync.js';
+import { databaseLogEntry } from './replication-metrics.js';
 import { takeSnapshot } from './store-snapshot.js';
 
 /** A leader's replicated store: its journal into the log and the log's current snapshot. */
@@ -45,6 +46,7 @@ export async function openReplicatedStore(options: {
     }
     const journal = new LeaderJournal(log, candidacy, position, term, logger);
     store.setCommitHook(journal);
+    databaseLogEntry().set(position.seq);
     logger.info({ seq: position.seq, snapshotSeq: snapshot.seq }, 'database copy at the end of the log');
     return { store, replication: { log, journal, candidacy, snapshot, snapshotEveryChanges: options.snapshotEveryChanges } };
   } catch (err) {
@@ -55,10 +57,15 @@ export async function openReplicatedStore(options: {
 
 /**
  * Publishes a snapshot of the leader's store when enough changes were logged since the last one,
- * which lets the log drop the entries it covers. Answers whether it published.
+ * which lets the log drop the entries it covers. Answers whether it published. "Enough": at least
+ * `snapshotEveryChanges` entries, and at least a quarter of the last snapshot's size in bytes, so a
+ * large store is not copied into etcd after every few small writes (etcd keeps replaced values
+ * until its own compaction: the chart's etcd after 1 h).
  */
 export async function snapshotIfDue(store: RelationalStore, replication: StoreReplication, logger: Logger): Promise<boolean> {
-  if (replication.journal.seq - replication.snapshot.seq < replication.snapshotEveryChanges) return false;
+  const { journal, snapshot } = replication;
+  if (journal.seq - snapshot.seq < replication.snapshotEveryChanges) return false;
+  if (journal.loggedBytes < snapshot.bytes / 4) return false;
   const started = Date.now();
   const { position, data } = await takeSnapshot(store);
   if (position.seq <= replication.snapshot.seq) return false;
@@ -67,6 +74,7 @@ export async function snapshotIfDue(store: RelationalStore, replication: StoreRe
     { logId: position.logId, seq: position.seq, data },
     replication.snapshot,
   );
+  journal.snapshotPublished();
   logger.info(
     { seq: position.seq, bytes: data.length, ms: Date.now() - started },
     'published a database snapshot; the log before it is dropped',
