@@ -82,10 +82,10 @@ export class EtcdReplicatedLog implements ReplicatedLog {
 
   async publishSnapshot(
     candidacy: Candidacy,
-    snapshot: { logId: string; seq: number; data: Buffer },
+    snapshot: { logId: string; seq: number; data: Buffer; origin: SnapshotInfo['origin'] },
     replaces: SnapshotInfo | undefined,
   ): Promise<SnapshotInfo> {
-    const { logId, seq, data } = snapshot;
+    const { logId, seq, data, origin } = snapshot;
     const prefix = this.chunkPrefix(logId, seq);
     const chunks = Math.max(1, Math.ceil(data.length / SNAPSHOT_CHUNK_BYTES));
     // The chunks first, unfenced: until the record below names them they are inert.
@@ -103,6 +103,7 @@ export class EtcdReplicatedLog implements ReplicatedLog {
       sha256: createHash('sha256').update(data).digest('hex'),
       term: candidacy.term ?? 0,
       createdAt: new Date().toISOString(),
+      origin,
     };
     const handle = fenced(candidacy);
     await handle.commitFenced(

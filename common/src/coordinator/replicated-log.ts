@@ -21,6 +21,11 @@ export interface SnapshotInfo {
   /** Fencing term of the leader that published it. */
   term: number;
   createdAt: string;
+  /**
+   * What the log was created from, recorded by the first snapshot and carried on: `empty` when
+   * the first leader's copy held nothing yet (a new cluster), `existing` when it held a store.
+   */
+  origin: 'empty' | 'existing';
   /** Store revision of this record, used to replace exactly this snapshot and no later one. */
   revision: string;
 }
@@ -55,7 +60,7 @@ export interface ReplicatedLog {
    */
   publishSnapshot(
     candidacy: Candidacy,
-    snapshot: { logId: string; seq: number; data: Buffer },
+    snapshot: { logId: string; seq: number; data: Buffer; origin: SnapshotInfo['origin'] },
     replaces: SnapshotInfo | undefined,
   ): Promise<SnapshotInfo>;
   /** Calls back (coalesced) whenever the log or its snapshot may have changed, and once at start. */

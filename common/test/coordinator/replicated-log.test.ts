@@ -113,11 +113,15 @@ describe('EtcdReplicatedLog (real etcd)', function () {
     const dbLog = coord.replicatedLog('database');
     const candidacy = await leader(coord);
     assert.equal(await dbLog.snapshot(), undefined);
-    const first = await dbLog.publishSnapshot(candidacy, { logId: 'log-a', seq: 0, data: Buffer.from('empty') }, undefined);
+    const first = await dbLog.publishSnapshot(
+      candidacy,
+      { logId: 'log-a', seq: 0, data: Buffer.from('empty'), origin: 'empty' },
+      undefined,
+    );
     assert.equal(first.seq, 0);
     // A second "first" snapshot (another leader creating the log) is refused.
     await assert.rejects(
-      dbLog.publishSnapshot(candidacy, { logId: 'log-b', seq: 0, data: Buffer.from('x') }, undefined),
+      dbLog.publishSnapshot(candidacy, { logId: 'log-b', seq: 0, data: Buffer.from('x'), origin: 'empty' }, undefined),
       /leadership of database lost/,
     );
     const again = await leader(coord);
@@ -125,7 +129,7 @@ describe('EtcdReplicatedLog (real etcd)', function () {
     // Bigger than one chunk, with bytes that differ per position.
     const data = Buffer.alloc(SNAPSHOT_CHUNK_BYTES * 2 + 123);
     for (let i = 0; i < data.length; i++) data[i] = (i * 31) % 251;
-    const second = await dbLog.publishSnapshot(again, { logId: 'log-a', seq: 4, data }, first);
+    const second = await dbLog.publishSnapshot(again, { logId: 'log-a', seq: 4, data, origin: 'empty' }, first);
     assert.equal(second.chunks, 3);
     assert.deepEqual(await dbLog.readSnapshot((await dbLog.snapshot())!), data);
     assert.deepEqual(
@@ -137,7 +141,7 @@ describe('EtcdReplicatedLog (real etcd)', function () {
     assert.equal(chunkKeys.length, 3, `only the current snapshot's chunks are kept: ${chunkKeys.join(', ')}`);
     // Replacing a snapshot that is no longer current is refused.
     await assert.rejects(
-      dbLog.publishSnapshot(again, { logId: 'log-a', seq: 5, data: Buffer.from('stale') }, first),
+      dbLog.publishSnapshot(again, { logId: 'log-a', seq: 5, data: Buffer.from('stale'), origin: 'empty' }, first),
       /leadership of database lost/,
     );
     // A chunk changed behind the record's back is detected.

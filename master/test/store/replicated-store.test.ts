@@ -11,6 +11,7 @@ import { IncidentService } from '../../src/incidents/incident-service.js';
 import { ALL_MIGRATIONS } from '../../src/store/all-migrations.js';
 import { runMigrations } from '../../src/store/migrations.js';
 import { RelationalStore } from '../../src/store/relational-store.js';
+import { ensurePositionTable, writePosition } from '../../src/store/replication/replica-position.js';
 import { openSynced } from '../../src/store/replication/replica-sync.js';
 import { StandbyReplica } from '../../src/store/replication/standby-replica.js';
 import { openReplicatedStore, type StoreReplication, snapshotIfDue } from '../../src/store/replication/store-replication.js';
@@ -162,6 +163,8 @@ describe('replicated relational store (real etcd, real DuckDB files)', function 
     const standbyDir = path.join(root, 'standby');
     // A file that followed some other log (an earlier cluster): replaced, and kept aside.
     const foreign = await RelationalStore.open(standbyDir, { migrations: ALL_MIGRATIONS });
+    await ensurePositionTable(foreign);
+    await foreign.transaction((tx) => writePosition(tx, { logId: 'another-log', seq: 5 }));
     await foreign.close();
     const replica = new StandbyReplica(standbyDir, dbLog, log);
     try {
@@ -178,6 +181,57 @@ describe('replicated relational store (real etcd, real DuckDB files)', function 
     const copy = await RelationalStore.openFile(standbyDir);
     stores.push(copy);
     assert.deepEqual(await dump(copy), await dump(store));
+  });
+
+  it('an upgraded store is the baseline of a new log, but is never replaced by a log created from an empty copy', async () => {
+    // A store from before the log, with data: the first leader on it creates the log from it.
+    const leaderDir = path.join(root, 'leader');
+    const before = await RelationalStore.open(leaderDir, { migrations: ALL_MIGRATIONS });
+    await workload(before, 1);
+    const expected = await dump(before);
+    await before.close();
+    const { store, replication } = await openLeader();
+    assert.equal(replication.snapshot.origin, 'existing');
+    const { strata_replica_position: _a, ...leaderTables } = await dump(store);
+    const { strata_replica_position: _b, ...beforeTables } = expected;
+    assert.deepEqual(leaderTables, beforeTables);
+
+    // Another cluster's log created by an instance that started empty...
+    const other = new EtcdCoordinator(
+      { endpoints: [etcd.endpoint], prefix: `/replicated-${randomUUID()}`, leaseTtlSeconds: 3 },
+      log,
+    );
+    try {
+      const otherCandidacy = await other.campaign('database', 'empty', {
+        onElected: () => undefined,
+        onDemoted: () => undefined,
+      });
+      await waitFor('elected', () => otherCandidacy.isLeader, { timeoutMs: 10_000 });
+      const otherLog = other.replicatedLog('database');
+      const emptyLeader = await openReplicatedStore({
+        dir: path.join(root, 'empty'),
+        log: otherLog,
+        candidacy: otherCandidacy,
+        term: otherCandidacy.term!,
+        snapshotEveryChanges: 1000,
+        logger: log,
+      });
+      stores.push(emptyLeader.store);
+      assert.equal(emptyLeader.replication.snapshot.origin, 'empty');
+      // ...meets a store from before the log: refused, and the file is left alone.
+      const old = path.join(root, 'pre-log');
+      const preLog = await RelationalStore.open(old, { migrations: ALL_MIGRATIONS });
+      await workload(preLog, 1);
+      const preLogTables = await dump(preLog);
+      await preLog.close();
+      await assert.rejects(openSynced(old, otherLog, log), /refusing to replace it/);
+      const reopened = await RelationalStore.openFile(old);
+      stores.push(reopened);
+      const { strata_replica_position: _c, ...after } = await dump(reopened);
+      assert.deepEqual(after, preLogTables);
+    } finally {
+      await other.close();
+    }
   });
 
   it('a deposed leader’s write is refused before it commits and is neither in the log nor in its store', async () => {

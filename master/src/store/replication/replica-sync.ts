@@ -16,6 +16,14 @@ export interface LocalReplica {
   position: ReplicaPosition;
 }
 
+/** Whether a copy holds a store (migrations ran on it), as opposed to a file just created. */
+export async function holdsStore(store: RelationalStore): Promise<boolean> {
+  const row = await store.one<{ n: string }>(
+    "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'schema_migrations'",
+  );
+  return Number(row?.n) > 0;
+}
+
 async function openLocal(dir: string): Promise<LocalReplica> {
   const store = await RelationalStore.openFile(dir);
   try {
@@ -73,6 +81,16 @@ export async function openSynced(
       if (!snapshot) return { ...replica, snapshot };
       const { position } = replica;
       if (position.logId !== snapshot.logId || position.seq < snapshot.seq) {
+        if (position.logId === '' && snapshot.origin === 'empty' && (await holdsStore(replica.store))) {
+          // A store from before the log meets a log that another instance created from nothing
+          // (it led first, e.g. a new standby during the upgrade): replacing this file would hide
+          // its data behind an empty history. Leave it to the operator.
+          throw new Error(
+            `${replica.store.file} holds a store from before the database log, but the log in etcd was created from an empty copy; ` +
+              'refusing to replace it. Stop every database instance, delete the log (etcdctl del --prefix <etcd.prefix>/log/database/) ' +
+              'and start this instance first (docs/operations.md, "Database standbys")',
+          );
+        }
         const data = await log.readSnapshot(snapshot);
         await replica.store.close();
         // A file of another log (or of none: written before replication) is kept aside once.

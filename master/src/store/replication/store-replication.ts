@@ -3,7 +3,7 @@ import type { Candidacy, Logger, ReplicatedLog, SnapshotInfo } from '@strata/com
 import type { RelationalStore } from '../relational-store.js';
 import { LeaderJournal } from './leader-journal.js';
 import { writePosition } from './replica-position.js';
-import { openSynced } from './replica-sync.js';
+import { holdsStore, openSynced } from './replica-sync.js';
 import { databaseLogEntry } from './replication-metrics.js';
 import { takeSnapshot } from './store-snapshot.js';
 
@@ -38,11 +38,12 @@ export async function openReplicatedStore(options: {
   try {
     let { position, snapshot } = synced;
     if (!snapshot) {
+      const origin = (await holdsStore(store)) ? 'existing' : 'empty';
       position = { logId: randomUUID(), seq: 0 };
       await store.transaction((tx) => writePosition(tx, position));
       const { data } = await takeSnapshot(store);
-      snapshot = await log.publishSnapshot(candidacy, { logId: position.logId, seq: 0, data }, undefined);
-      logger.info({ logId: position.logId, bytes: data.length }, 'created the database log from this copy');
+      snapshot = await log.publishSnapshot(candidacy, { logId: position.logId, seq: 0, data, origin }, undefined);
+      logger.info({ logId: position.logId, bytes: data.length, origin }, 'created the database log from this copy');
     }
     const journal = new LeaderJournal(log, candidacy, position, term, logger);
     store.setCommitHook(journal);
@@ -71,7 +72,7 @@ export async function snapshotIfDue(store: RelationalStore, replication: StoreRe
   if (position.seq <= replication.snapshot.seq) return false;
   replication.snapshot = await replication.log.publishSnapshot(
     replication.candidacy,
-    { logId: position.logId, seq: position.seq, data },
+    { logId: position.logId, seq: position.seq, data, origin: snapshot.origin },
     replication.snapshot,
   );
   journal.snapshotPublished();
