@@ -188,17 +188,6 @@ export class RelationalStore {
   }
 
   /**
-   * Runs `fn` alone: after every queued write transaction and before any later one, so nothing
-   * changes the data while it runs (reads may go on). For snapshots of the whole store.
-   */
-  exclusive<T>(fn: (sql: SqlExecutor) => Promise<T>): Promise<T> {
-    const run = () => this.read(fn);
-    const result = this.writeQueue.then(run, run);
-    this.writeQueue = result.catch(() => undefined);
-    return result;
-  }
-
-  /**
    * Closes the database file for good: refuses new work, waits for queued writes and for reads in
    * progress to release their connections, then closes every connection and the instance. Only
    * then has DuckDB let go of the file (its lock and its write-ahead log), which is what the next

@@ -158,6 +158,36 @@ describe('replicated relational store (real etcd, real DuckDB files)', function 
     assert.deepEqual(await dump(copy.store), await dump(store));
   });
 
+  it('a snapshot taken while writes go on stands exactly at the entry it names', async () => {
+    const { store, replication } = await openLeader(1);
+    await workload(store, 1);
+    const service = new IncidentService(store);
+    let writing = true;
+    const writes = (async () => {
+      for (let i = 0; i < 500 && writing; i++) {
+        await service.putIncident({
+          accountId: ACCOUNT,
+          incidentId: randomUUID(),
+          input: { title: `during the snapshot ${i}`, ownerType: 'USER', ownerId: ALICE },
+          actor: { type: 'USER', id: ALICE },
+          creatorUserId: ALICE,
+        });
+      }
+    })();
+    try {
+      await waitFor('writes going on', () => replication.journal.seq > replication.snapshot.seq + 3, { timeoutMs: 10_000 });
+      assert.ok(await snapshotIfDue(store, replication, log));
+    } finally {
+      writing = false;
+      await writes;
+    }
+    // Restored from that snapshot and the entries after it: the leader's store exactly.
+    const copy = await openSynced(path.join(root, 'empty'), dbLog, log);
+    stores.push(copy.store);
+    assert.equal(copy.position.seq, replication.journal.seq);
+    assert.deepEqual(await dump(copy.store), await dump(store));
+  });
+
   it('a standby copy follows the log as it grows, and keeps a file of another log aside when it restores', async () => {
     const { store, replication } = await openLeader();
     const standbyDir = path.join(root, 'standby');

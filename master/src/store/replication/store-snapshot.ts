@@ -8,21 +8,29 @@ import { type ReplicaPosition, readPosition } from './replica-position.js';
 
 /**
  * A whole copy of the store at one log position, as bytes (a gzipped DuckDB file). Taken with
- * `COPY FROM DATABASE` into a scratch file between two write transactions: a logical copy of one
- * snapshot of the data, so reads may go on meanwhile and the file is compact.
+ * `COPY FROM DATABASE` into a scratch file inside one read transaction: DuckDB copies that
+ * transaction's snapshot (tried: writes committed during the copy are not in it), and the
+ * position row read in the same transaction says which entry it stands at. Writes go on meanwhile,
+ * and the file is compact (a logical copy, no free blocks).
  */
 export async function takeSnapshot(store: RelationalStore): Promise<{ position: ReplicaPosition; data: Buffer }> {
   const scratch = path.join(path.dirname(store.file), `snapshot-${randomUUID()}.duckdb`);
   const alias = `snapshot_${randomUUID().replaceAll('-', '')}`;
   try {
-    const position = await store.exclusive(async (x) => {
-      const db = await x.one<{ name: string }>('SELECT current_database() AS name');
-      await x.run(`ATTACH ${quoteLiteral(scratch)} AS ${alias}`);
+    const position = await store.read(async (x) => {
+      await x.run('BEGIN TRANSACTION');
       try {
+        const db = await x.one<{ name: string }>('SELECT current_database() AS name');
+        const at = await readPosition(x);
+        await x.run(`ATTACH ${quoteLiteral(scratch)} AS ${alias}`);
         await x.run(`COPY FROM DATABASE ${quoteIdentifier(db!.name)} TO ${alias}`);
-        return await readPosition(x);
+        await x.run('COMMIT');
+        return at;
+      } catch (err) {
+        await x.run('ROLLBACK').catch(() => undefined);
+        throw err;
       } finally {
-        await x.run(`DETACH ${alias}`);
+        await x.run(`DETACH DATABASE IF EXISTS ${alias}`).catch(() => undefined);
       }
     });
     return { position, data: gzipSync(readFileSync(scratch)) };
