@@ -61,12 +61,16 @@ export async function openReplicatedStore(options: {
  * which lets the log drop the entries it covers. Answers whether it published. "Enough": at least
  * `snapshotEveryChanges` entries, and at least a quarter of the last snapshot's size in bytes, so a
  * large store is not copied into etcd after every few small writes (etcd keeps replaced values
- * until its own compaction: the chart's etcd after 1 h).
+ * until its own compaction: the chart's etcd after 1 h). The byte count is this leader's own (a
+ * leader does not know the sizes of entries it did not append), so after ten times the entry
+ * count a snapshot is due anyway: the log stays bounded however often leadership changes.
  */
 export async function snapshotIfDue(store: RelationalStore, replication: StoreReplication, logger: Logger): Promise<boolean> {
   const { journal, snapshot } = replication;
-  if (journal.seq - snapshot.seq < replication.snapshotEveryChanges) return false;
-  if (journal.loggedBytes < snapshot.bytes / 4) return false;
+  const entries = journal.seq - snapshot.seq;
+  const every = replication.snapshotEveryChanges;
+  if (entries < every) return false;
+  if (journal.loggedBytes < snapshot.bytes / 4 && entries < 10 * every) return false;
   const started = Date.now();
   const { position, data } = await takeSnapshot(store);
   if (position.seq <= replication.snapshot.seq) return false;
