@@ -6,6 +6,7 @@ import type { LeaderDuty, LeaderState } from './leader-state.js';
 import { storedMailSettings } from './notifications/mail-settings.js';
 import { MailerDuty } from './notifications/mailer-duty.js';
 import { PurgeDuty } from './storage-policy/purge-duty.js';
+import { SnapshotDuty } from './store/replication/snapshot-duty.js';
 import { WebhookDuty } from './webhooks/webhook-duty.js';
 
 /** Applies setupService provisioning once per election (idempotent). */
@@ -28,5 +29,6 @@ export function leaderDuties(): LeaderDuty[] {
       maxFileSize: (accountId, state) => accountCompactionMaxFileSize(state.store, accountId),
     }),
     new PurgeDuty(),
+    new SnapshotDuty(),
   ];
 }

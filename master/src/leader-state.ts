@@ -1,5 +1,6 @@
 import type { ChannelPool, Coordinator, Logger, ResolvedConfig } from '@strata/common';
 import type { RelationalStore } from './store/relational-store.js';
+import type { StoreReplication } from './store/replication/store-replication.js';
 
 /**
  * What the master holds while it is the elected leader. Every service handler that reads or writes
@@ -9,6 +10,8 @@ export interface LeaderState {
   /** Fencing term of this leadership (strictly increasing across leaders). */
   term: number;
   store: RelationalStore;
+  /** The store's journal into the database log and its snapshots; undefined without etcd. */
+  replication?: StoreReplication;
   config: ResolvedConfig;
   coordinator: Coordinator;
   channels: ChannelPool;

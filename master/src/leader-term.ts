@@ -2,7 +2,9 @@ import { type Candidacy, errorFields, type RoleContext } from '@strata/common';
 import { leaderDuties } from './leader-duties.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
 import { ALL_MIGRATIONS } from './store/all-migrations.js';
+import { runMigrations } from './store/migrations.js';
 import { RelationalStore } from './store/relational-store.js';
+import { openReplicatedStore, type StoreReplication } from './store/replication/store-replication.js';
 
 /**
  * Everything one leadership term owns: the open relational store and the running leader duties.
@@ -20,18 +22,42 @@ export class LeaderTerm {
 
   /**
    * Opens the store (fenced by `candidacy`) and starts every leader duty. On failure whatever was
-   * opened is closed again before the error is thrown.
+   * opened is closed again before the error is thrown. With a replicated coordinator (etcd) the
+   * store is this instance's own copy, first brought to the end of the database log, and every
+   * write is logged before it commits (docs/decisions/0017-database-standbys.md).
    */
   static async open(term: number, ctx: RoleContext, candidacy: Candidacy, log: LeaderState['log']): Promise<LeaderTerm> {
-    const store = await RelationalStore.open(ctx.config.database.dataPath, {
-      migrations: ALL_MIGRATIONS,
-      // Fencing: a write commits only while this candidacy still holds the election (a lease
-      // alone lets a paused old leader act for seconds: measured 3.5 s, docs/architecture.md).
-      commitGuard: () => candidacy.assertLeadership(),
-    });
+    const dir = ctx.config.database.dataPath;
+    const databaseLog = ctx.coordinator.replicatedLog('database');
+    let store: RelationalStore;
+    let replication: StoreReplication | undefined;
+    if (databaseLog) {
+      ({ store, replication } = await openReplicatedStore({
+        dir,
+        log: databaseLog,
+        candidacy,
+        term,
+        snapshotEveryChanges: ctx.config.database.snapshotEveryChanges,
+        logger: log,
+      }));
+      try {
+        await runMigrations(store, ALL_MIGRATIONS);
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+    } else {
+      store = await RelationalStore.open(dir, {
+        migrations: ALL_MIGRATIONS,
+        // Fencing: a write commits only while this candidacy still holds the election (a lease
+        // alone lets a paused old leader act for seconds: measured 3.5 s, docs/architecture.md).
+        commitGuard: () => candidacy.assertLeadership(),
+      });
+    }
     const leaderTerm = new LeaderTerm({
       term,
       store,
+      replication,
       config: ctx.config,
       coordinator: ctx.coordinator,
       channels: ctx.channels,

@@ -11,6 +11,7 @@ import {
 import type { LeaderState } from './leader-state.js';
 import { LeaderTerm } from './leader-term.js';
 import { masterServices } from './master-services.js';
+import { StandbyReplica } from './store/replication/standby-replica.js';
 
 /** Replaces the port of host:port (used when the configured port is 0 and the OS chose one). */
 export function withPort(endpoint: string, port: number): string {
@@ -30,6 +31,11 @@ export function withPort(endpoint: string, port: number): string {
  *  - `term`: the LeaderTerm that owns the store and duties, torn down by the transition queue.
  * Election events are applied one at a time, in order, so a term is always closed before the next
  * one opens the store.
+ *
+ * With etcd, the instance keeps its own copy of the store while it does not lead: a
+ * `StandbyReplica` follows the database log (decision 0017). It runs between terms, in the same
+ * transition queue: stopped (file closed) before a term opens the store, started after a term
+ * closed it, so the file is only ever opened by one of the two.
  */
 export const startMaster: RoleStarter = async (ctx) => {
   const log = componentLogger(ctx.log, 'master');
@@ -42,6 +48,9 @@ export const startMaster: RoleStarter = async (ctx) => {
   let wedged: string | undefined;
   let transitions: Promise<void> = Promise.resolve();
   let candidacy: Candidacy | undefined;
+  const databaseLog = ctx.coordinator.replicatedLog('database');
+  let replica: StandbyReplica | undefined;
+  let stopping = false;
   // onElected may fire before campaign() returns; leadership work waits for the candidacy handle.
   let campaignReturned!: () => void;
   const campaigned = new Promise<void>((resolve) => {
@@ -78,6 +87,18 @@ export const startMaster: RoleStarter = async (ctx) => {
     }
   };
 
+  /** Follows the log while not leading (only with a replicated coordinator). */
+  const followLog = () => {
+    if (!databaseLog || replica || term || stopping || wedged) return;
+    replica = new StandbyReplica(ctx.config.database.dataPath, databaseLog, componentLogger(log, 'standby-copy'));
+  };
+
+  const stopFollowing = async () => {
+    const following = replica;
+    replica = undefined;
+    await following?.stop();
+  };
+
   const becomeLeader = async (newTerm: number) => {
     // A demotion (or a newer election) queued behind us already made this term stale.
     if (elected !== newTerm || wedged) return;
@@ -103,17 +124,24 @@ export const startMaster: RoleStarter = async (ctx) => {
       elected = newTerm;
       transitions = transitions.then(async () => {
         await campaigned;
+        if (elected !== newTerm) return;
+        await stopFollowing();
         await becomeLeader(newTerm);
+        followLog();
       });
     },
     onDemoted: (reason) => {
       // Stop serving before anything else can run; the store closes in order behind any takeover.
       elected = undefined;
       serving = undefined;
-      transitions = transitions.then(() => stepDown(reason));
+      transitions = transitions.then(async () => {
+        await stepDown(reason);
+        followLog();
+      });
     },
   });
   campaignReturned();
+  transitions = transitions.then(followLog);
   log.info({ endpoint: advertised }, 'database role started; campaigning for leadership');
 
   const handle: RoleHandle = {
@@ -127,8 +155,12 @@ export const startMaster: RoleStarter = async (ctx) => {
       return { ready: true, detail: 'standby' };
     },
     stop: async () => {
+      stopping = true;
       await candidacy?.resign().catch(() => undefined);
-      transitions = transitions.then(() => stepDown('shutting down'));
+      transitions = transitions.then(async () => {
+        await stepDown('shutting down');
+        await stopFollowing();
+      });
       await transitions;
       await stopGrpcServer(server);
     },

@@ -7,7 +7,7 @@ import { hashPassword, verifyPassword } from '../src/auth/password-hash.js';
 import { DirectoryRepository } from '../src/directory/directory-repository.js';
 import { applyProvisioning } from '../src/directory/provisioning.js';
 import { ALL_MIGRATIONS } from '../src/store/all-migrations.js';
-import { RelationalStore } from '../src/store/relational-store.js';
+import { type RecordedStatement, RelationalStore } from '../src/store/relational-store.js';
 
 const ACCOUNT = '00000000-0000-0000-0000-000000000001';
 const USER = '00000000-0000-0000-0000-00000000cafe';
@@ -78,6 +78,57 @@ describe('relational store', () => {
       store.transaction((tx) => tx.run("INSERT INTO accounts VALUES ('a', 'x', 'now')")),
       /not the leader/,
     );
+    assert.equal((await store.all('SELECT * FROM accounts')).length, 0);
+  });
+
+  it('hands the commit hook every statement that may change data, in order, with its parameters, and no SELECT', async () => {
+    const seen: { changes: RecordedStatement[]; committed?: boolean }[] = [];
+    store.setCommitHook({
+      beforeCommit: async (changes) => {
+        seen.push({ changes: [...changes] });
+      },
+      afterCommit: (committed) => {
+        seen.at(-1)!.committed = committed;
+      },
+    });
+    const returned = await store.transaction(async (tx) => {
+      await tx.all('SELECT count(*) FROM accounts');
+      await tx.run('INSERT INTO accounts VALUES ($1, $2, $3)', ['a', 'x', 'now']);
+      // A write read through all(): recorded too (DuckDB reports the statement type).
+      const rows = await tx.all("UPDATE accounts SET account_name = $1 WHERE account_id = 'a' RETURNING account_name", ['y']);
+      await tx.one('SELECT * FROM accounts');
+      return rows;
+    });
+    assert.deepEqual(returned, [{ account_name: 'y' }]);
+    assert.deepEqual(seen, [
+      {
+        changes: [
+          { sql: 'INSERT INTO accounts VALUES ($1, $2, $3)', params: ['a', 'x', 'now'] },
+          { sql: "UPDATE accounts SET account_name = $1 WHERE account_id = 'a' RETURNING account_name", params: ['y'] },
+        ],
+        committed: true,
+      },
+    ]);
+    // A read-only transaction still passes through the hook (the leader's fencing check), empty.
+    await store.transaction((tx) => tx.all('SELECT 1'));
+    assert.deepEqual(seen[1], { changes: [], committed: true });
+  });
+
+  it('rolls back when the commit hook throws, and does not report a commit', async () => {
+    let afterCommitCalls = 0;
+    store.setCommitHook({
+      beforeCommit: async () => {
+        throw new Error('the log refused it');
+      },
+      afterCommit: () => {
+        afterCommitCalls++;
+      },
+    });
+    await assert.rejects(
+      store.transaction((tx) => tx.run("INSERT INTO accounts VALUES ('a', 'x', 'now')")),
+      /the log refused it/,
+    );
+    assert.equal(afterCommitCalls, 0);
     assert.equal((await store.all('SELECT * FROM accounts')).length, 0);
   });
 

@@ -51,6 +51,11 @@ export const configSchema = z
         advertiseEndpoint: endpoint.optional(),
         /** Directory of the relational store; default `<dataRoot>/database`. */
         dataPath: z.string().optional(),
+        /**
+         * The leader publishes a snapshot of the store to etcd once this many changes were logged
+         * since the last one; the log entries it covers are then removed (decision 0017).
+         */
+        snapshotEveryChanges: z.number().int().min(1).max(1_000_000).default(1000),
       })
       .prefault({}),
 

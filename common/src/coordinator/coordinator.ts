@@ -4,6 +4,8 @@
  * dependencies; used when etcd.endpoints is empty) and `EtcdCoordinator` (real etcd via etcd3).
  */
 
+import type { ReplicatedLog } from './replicated-log.js';
+
 /** A worker as registered under its lease. Disappears when the worker stops renewing. */
 export interface WorkerRegistration {
   /** Unique gRPC endpoint (host:port) of the worker. */
@@ -114,6 +116,12 @@ export interface Coordinator {
   listPlacements(accountId?: string): Promise<Placement[]>;
   /** Removes a worker's placements (of one account, or all); answers how many were removed. */
   removePlacements(workerId: string, accountId?: string): Promise<number>;
+
+  /**
+   * The replicated log `name` (the database role's: `database`), or undefined when the coordinator
+   * has no replicated store to keep it in (embedded: one process). See replicated-log.ts.
+   */
+  replicatedLog(name: string): ReplicatedLog | undefined;
 
   /** Releases leases and connections. */
   close(): Promise<void>;

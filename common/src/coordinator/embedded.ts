@@ -12,6 +12,7 @@ import type {
 } from './coordinator.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
 import { sortPlacements } from './placements.js';
+import type { ReplicatedLog } from './replicated-log.js';
 
 interface Candidate {
   value: string;
@@ -180,6 +181,14 @@ export class EmbeddedCoordinator implements Coordinator {
       }
     }
     return removed;
+  }
+
+  /**
+   * None: one process has nothing to replicate to, and its single database instance keeps its
+   * store on its own volume (docs/decisions/0017-database-standbys.md).
+   */
+  replicatedLog(_name: string): ReplicatedLog | undefined {
+    return undefined;
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,15 @@
-import type { Campaign, Election, Etcd3, Lease } from 'etcd3';
+import type { Campaign, Election, Etcd3, IOperation, Lease } from 'etcd3';
 import { errorFields, type Logger } from '../logging.js';
 import { backoffDelay } from './backoff.js';
 import type { Candidacy, LeadershipHandlers } from './coordinator.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
+
+/** An extra condition of a fenced transaction: `key`'s `target` compared with `value`. */
+export interface FencedCondition {
+  key: string;
+  target: 'Create' | 'Mod' | 'Version' | 'Value';
+  value: string | number;
+}
 
 interface Held {
   /** Full etcd key of this candidate's campaign (its lease id under the election prefix). */
@@ -69,6 +76,28 @@ export class EtcdCandidacy implements Candidacy {
       throw leadershipLost(this.options.electionName);
     }
     if (this.held !== held) throw leadershipLost(this.options.electionName);
+    this.asides = 0;
+  }
+
+  /**
+   * One etcd Txn: this leadership's fencing check (as in `assertLeadership`) and `conditions`
+   * (compared with `==`); only if all hold are `ops` applied, atomically. A failed condition
+   * demotes this candidate (its leadership, or its view of the keys it guards, is stale) and
+   * throws `unavailable`. A committed Txn resolves even if a demotion arrived meanwhile: the change
+   * is in etcd. Any other error (a timeout, etcd unreachable) leaves the outcome unknown.
+   * The replicated log appends with this, so a deposed leader can never add an entry.
+   */
+  async commitFenced(conditions: FencedCondition[], ops: IOperation[], what: string): Promise<void> {
+    const held = this.held;
+    const generation = this.generation;
+    if (!held) throw leadershipLost(this.options.electionName);
+    let txn = this.options.client.if(held.key, 'Create', '==', String(held.term));
+    for (const c of conditions) txn = txn.and(c.key, c.target, '==', c.value);
+    const result = await txn.then(...ops).commit();
+    if (!result.succeeded) {
+      this.fail(generation, `${what}: its fencing condition failed`);
+      throw leadershipLost(this.options.electionName);
+    }
     this.asides = 0;
   }
 

@@ -12,8 +12,10 @@ import type {
 } from './coordinator.js';
 import { EtcdCandidacy } from './etcd-candidacy.js';
 import { PrefixWatch } from './etcd-prefix-watch.js';
+import { EtcdReplicatedLog } from './etcd-replicated-log.js';
 import { EtcdWorkerLease } from './etcd-worker-lease.js';
 import { sortPlacements } from './placements.js';
+import type { ReplicatedLog } from './replicated-log.js';
 
 export interface EtcdCoordinatorOptions {
   /** etcd client URLs (`etcd.endpoints`). */
@@ -36,7 +38,8 @@ export interface EtcdCoordinatorOptions {
  *    lowest create revision leads and that revision is the fencing term;
  *  - `workers/<endpoint>`: a worker's registration (JSON), attached to the worker's lease;
  *  - `placement/<accountId>/<workerId>`: a Placement (JSON), under no lease: it must outlive the
- *    worker's process and registration.
+ *    worker's process and registration;
+ *  - `log/<name>/…`: a replicated log (entries, snapshot record and chunks; etcd-replicated-log.ts).
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -59,6 +62,9 @@ export class EtcdCoordinator implements Coordinator {
         ? { credentials: { rootCertificate: options.tls.ca, certChain: options.tls.cert, privateKey: options.tls.key } }
         : {}),
       ...(options.auth ? { auth: options.auth } : {}),
+      // Reads of the database log return many entries at once (each up to 1 MiB): grpc-js' default
+      // 4 MB limit on an answer would refuse a batch of large ones.
+      grpcOptions: { 'grpc.max_receive_message_length': 64 * 1024 * 1024 },
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: new Date(Date.now() + timeoutMs) }),
     });
     this.prefix = `${options.prefix.replace(/\/+$/, '')}/`;
@@ -159,6 +165,12 @@ export class EtcdCoordinator implements Coordinator {
       removed++;
     }
     return removed;
+  }
+
+  replicatedLog(name: string): ReplicatedLog {
+    return new EtcdReplicatedLog(this.client, `${this.prefix}log/${name}/`, (prefix, load, emit) =>
+      this.watch<string>({ prefix, load, equal: (a, b) => a === b, emit: () => emit() }),
+    );
   }
 
   async close(): Promise<void> {

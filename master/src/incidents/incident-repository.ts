@@ -160,9 +160,21 @@ const toComment = (r: CommentRow): IncidentComment => ({
   createdAt: r.created_at,
 });
 
+/**
+ * The next `seq` of an incident's comments or history events: one more than the incident's
+ * highest. Not the `incident_record_seq` sequence: a DuckDB sequence is not transactional (a
+ * rolled-back transaction still consumes values), so replaying the committed statements on a
+ * standby (docs/decisions/0017-database-standbys.md) would number rows differently from the leader.
+ * Computed from the table, the value depends only on committed rows; `$1`/`$2` are the account and
+ * incident of the INSERT.
+ */
+function nextRecordSeq(table: 'incident_comments' | 'incident_history'): string {
+  return `(SELECT coalesce(max(seq), 0) + 1 FROM ${table} WHERE account_id = $1 AND incident_id = $2)`;
+}
+
 export const commentRows = {
   async insert(x: SqlExecutor, c: IncidentComment): Promise<void> {
-    await x.run("INSERT INTO incident_comments VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6)", [
+    await x.run(`INSERT INTO incident_comments VALUES ($1, $2, $3, ${nextRecordSeq('incident_comments')}, $4, $5, $6)`, [
       c.accountId,
       c.incidentId,
       c.commentId,
@@ -209,18 +221,21 @@ const toEvent = (r: HistoryRow): IncidentHistoryEvent => ({
 
 export const historyRows = {
   async insert(x: SqlExecutor, e: IncidentHistoryEvent): Promise<void> {
-    await x.run("INSERT INTO incident_history VALUES ($1, $2, $3, nextval('incident_record_seq'), $4, $5, $6, $7, $8, $9, $10)", [
-      e.accountId,
-      e.incidentId,
-      e.eventId,
-      e.eventType,
-      e.actorType,
-      e.actorId,
-      e.timestamp,
-      e.beforeJson ?? null,
-      e.afterJson ?? null,
-      e.metadataJson,
-    ]);
+    await x.run(
+      `INSERT INTO incident_history VALUES ($1, $2, $3, ${nextRecordSeq('incident_history')}, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        e.accountId,
+        e.incidentId,
+        e.eventId,
+        e.eventType,
+        e.actorType,
+        e.actorId,
+        e.timestamp,
+        e.beforeJson ?? null,
+        e.afterJson ?? null,
+        e.metadataJson,
+      ],
+    );
   },
   async list(x: SqlExecutor, accountId: string, incidentId: string): Promise<IncidentHistoryEvent[]> {
     const rows = await x.all<HistoryRow>(

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, StatementType } from '@duckdb/node-api';
 import { StrataError } from '@strata/common';
 import { type Migration, runMigrations } from './migrations.js';
 
@@ -18,17 +18,47 @@ export interface SqlExecutor {
 /** Called inside each write transaction just before COMMIT; throwing aborts it (leader fencing). */
 export type CommitGuard = () => Promise<void>;
 
+/** A statement a write transaction ran that may have changed data, with its parameters. */
+export interface RecordedStatement {
+  sql: string;
+  params: SqlParam[];
+}
+
+/**
+ * What a write transaction goes through at its end (the replicated database log: the leader's
+ * journal, docs/decisions/0017-database-standbys.md). `beforeCommit` runs inside the transaction
+ * with every statement that was not a plain SELECT, in order, and an executor whose statements are
+ * not recorded (for bookkeeping the hook keeps next to the data); throwing aborts the transaction.
+ * `afterCommit` follows only when `beforeCommit` resolved, with whether COMMIT succeeded.
+ */
+export interface CommitHook {
+  beforeCommit(changes: readonly RecordedStatement[], tx: SqlExecutor): Promise<void>;
+  afterCommit(committed: boolean): void;
+}
+
 class ConnectionExecutor implements SqlExecutor {
-  constructor(private readonly connection: DuckDBConnection) {}
+  /**
+   * @param recorded when given, every statement that is not a SELECT is appended to it after it ran
+   *   (DuckDB reports the statement's type, so a write hidden in a CTE or a RETURNING is caught).
+   */
+  constructor(
+    private readonly connection: DuckDBConnection,
+    private readonly recorded?: RecordedStatement[],
+  ) {}
   async all<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T[]> {
     const reader = await this.connection.runAndReadAll(sql, params as DuckDBValue[]);
+    this.record(reader.statementType, sql, params);
     return reader.getRowObjectsJson() as T[];
   }
   async one<T extends Row = Row>(sql: string, params: SqlParam[] = []): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
   }
   async run(sql: string, params: SqlParam[] = []): Promise<void> {
-    await this.connection.run(sql, params as DuckDBValue[]);
+    const result = await this.connection.run(sql, params as DuckDBValue[]);
+    this.record(result.statementType, sql, params);
+  }
+  private record(type: StatementType, sql: string, params: SqlParam[]): void {
+    if (this.recorded && type !== StatementType.SELECT) this.recorded.push({ sql, params: [...params] });
   }
 }
 
@@ -48,20 +78,43 @@ export class RelationalStore {
   private closed = false;
   private closing: Promise<void> | undefined;
 
+  private commitHook: CommitHook | undefined;
+
   private constructor(
     private readonly instance: DuckDBInstance,
     readonly file: string,
-    private readonly commitGuard: CommitGuard | undefined,
   ) {}
 
   /** Opens (creating if needed) `<dir>/strata.duckdb` and applies pending migrations. */
   static async open(dir: string, options: { migrations: Migration[]; commitGuard?: CommitGuard }): Promise<RelationalStore> {
-    mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, 'strata.duckdb');
-    const instance = await DuckDBInstance.create(file);
-    const store = new RelationalStore(instance, file, options.commitGuard);
-    await runMigrations(store, options.migrations);
+    const store = await RelationalStore.openFile(dir);
+    const guard = options.commitGuard;
+    if (guard) store.setCommitHook({ beforeCommit: () => guard(), afterCommit: () => undefined });
+    try {
+      await runMigrations(store, options.migrations);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
     return store;
+  }
+
+  /** The store file of a data directory. */
+  static fileIn(dir: string): string {
+    return path.join(dir, 'strata.duckdb');
+  }
+
+  /** Opens (creating if needed) `<dir>/strata.duckdb` as it is: no migrations, no commit hook. */
+  static async openFile(dir: string): Promise<RelationalStore> {
+    mkdirSync(dir, { recursive: true });
+    const file = RelationalStore.fileIn(dir);
+    const instance = await DuckDBInstance.create(file);
+    return new RelationalStore(instance, file);
+  }
+
+  /** Every later write transaction goes through `hook` before it commits (see CommitHook). */
+  setCommitHook(hook: CommitHook | undefined): void {
+    this.commitHook = hook;
   }
 
   private async acquire(): Promise<DuckDBConnection> {
@@ -107,15 +160,23 @@ export class RelationalStore {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const run = async () => {
       const connection = await this.acquire();
-      const tx = new ConnectionExecutor(connection);
-      await tx.run('BEGIN TRANSACTION');
+      const plain = new ConnectionExecutor(connection);
+      const hook = this.commitHook;
+      const recorded: RecordedStatement[] = [];
+      let hooked = false;
+      await plain.run('BEGIN TRANSACTION');
       try {
-        const result = await fn(tx);
-        if (this.commitGuard) await this.commitGuard();
-        await tx.run('COMMIT');
+        const result = await fn(hook ? new ConnectionExecutor(connection, recorded) : plain);
+        if (hook) {
+          await hook.beforeCommit(recorded, plain);
+          hooked = true;
+        }
+        await plain.run('COMMIT');
+        if (hooked) hook!.afterCommit(true);
         return result;
       } catch (err) {
-        await tx.run('ROLLBACK').catch(() => undefined);
+        await plain.run('ROLLBACK').catch(() => undefined);
+        if (hooked) hook!.afterCommit(false);
         throw err;
       } finally {
         this.release(connection);

@@ -243,13 +243,15 @@ describe('Helm chart (helm/strata)', function () {
           if (role === 'database') assertOnPersistentVolume(pod, container, config.database.dataPath);
         }
         const database = workload('StatefulSet', 'strata-database');
-        if (scenario.expect.databases > 1) {
-          // Standbys take over with the leader's data only from one shared ReadWriteMany claim.
-          const volume = database.spec.template.spec.volumes.find((v: Any) => v.name === 'data');
-          const claim = find(objects, 'PersistentVolumeClaim', volume?.persistentVolumeClaim?.claimName);
-          assert.ok(claim, 'the database replicas share no claim');
-          assert.deepEqual(claim.spec.accessModes, ['ReadWriteMany']);
-        }
+        // Every replica, leader or standby, has its own ReadWriteOnce volume: standbys follow the
+        // database log in etcd (decision 0017), no shared claim is needed.
+        const volume = database.spec.template.spec.volumes.find((v: Any) => v.name === 'data');
+        assert.equal(volume, undefined, 'the database pods mount a shared claim');
+        const templates = database.spec.volumeClaimTemplates as Any[];
+        assert.equal(templates.length, 1);
+        assert.equal(templates[0].metadata.name, 'data');
+        assert.deepEqual(templates[0].spec.accessModes, ['ReadWriteOnce']);
+        assert.equal(database.spec.replicas, scenario.expect.databases);
       });
 
       it('points probes at the right ports: gateway HTTP for gateways, the ops port for workers and databases', () => {
@@ -366,8 +368,17 @@ describe('Helm chart (helm/strata)', function () {
       renderError({ set: ['etcd.bundled.replicas=2'] });
     });
 
-    it('refuses database standbys without a shared volume', () => {
-      assert.throws(() => renderChart(helm, { set: ['database.replicas=2'] }), /database\.persistence\.shared=true/);
+    it('renders database standbys on ReadWriteOnce volumes, and refuses a shared claim that is not ReadWriteMany', () => {
+      const objects = renderChart(helm, { set: ['database.replicas=3'] });
+      validateObjects(objects);
+      const database = find(objects, 'StatefulSet', 'strata-database')!;
+      assert.equal(database.spec.replicas, 3);
+      assert.deepEqual(database.spec.volumeClaimTemplates[0].spec.accessModes, ['ReadWriteOnce']);
+      assert.equal(
+        objects.filter((o: Any) => o.kind === 'PersistentVolumeClaim').length,
+        0,
+        'no shared claim is created for the standbys',
+      );
       assert.throws(
         () => renderChart(helm, { set: ['database.replicas=2', 'database.persistence.shared=true'] }),
         /ReadWriteMany/,
