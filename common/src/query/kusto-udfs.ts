@@ -12,6 +12,9 @@
 import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
+import { GEO_CELL_UDFS } from './udfs/geo-cells.js';
+import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
+import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -66,6 +69,9 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
+  ...IP_ADDRESS_UDFS,
+  ...GEO_CELL_UDFS,
+  ...GEO_MEASURE_UDFS,
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

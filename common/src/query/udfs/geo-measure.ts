@@ -1,0 +1,231 @@
+/**
+ * Kusto's geospatial measurements (issue 17, family 7). Kusto documents its earth model: WGS-84
+ * coordinates measured on a sphere, edges are the sphere's geodesics (great-circle arcs). The
+ * radius is S2's mean earth radius, 6,371,010 m — Kusto's documented distance Seattle–Los
+ * Angeles, 1546754.35197381 m, is that sphere's great-circle distance to all printed digits
+ * (decision 0022). Point-to-point answers come from GeographicLib's geodesic solver on that
+ * sphere (flattening 0); shapes (polygon containment, areas, distances to lines and polygons)
+ * from s2js, a port of the S2 library that Kusto's own geospatial functions are built on.
+ */
+import { BOOLEAN, DOUBLE, VARCHAR } from '@duckdb/node-api';
+import geodesic from 'geographiclib-geodesic';
+import { s2 } from 's2js';
+import { type Coordinate, lastTextCache, parseLines, parsePolygons, validLatitude, validLongitude } from './geo-json.js';
+import { num, scalarUdf, type UdfValue } from './scalar-udf.js';
+
+/** S2's mean earth radius in metres (S2Earth::RadiusMeters), Kusto's sphere. */
+export const EARTH_RADIUS_M = 6371010;
+
+const SPHERE = new geodesic.Geodesic.Geodesic(EARTH_RADIUS_M, 0);
+const RAD = Math.PI / 180;
+
+type S2Point = InstanceType<typeof s2.Point>;
+const toPoint = ([lng, lat]: Coordinate): S2Point => s2.Point.fromLatLng(s2.LatLng.fromDegrees(lat, lng));
+
+const valid = (lng: number | undefined, lat: number | undefined): [number, number] | undefined =>
+  validLongitude(lng) && validLatitude(lat) ? [lng, lat] : undefined;
+
+/** Great-circle distance in metres; undefined for invalid coordinates. */
+export function distance2Points(lng1?: number, lat1?: number, lng2?: number, lat2?: number): number | undefined {
+  const a = valid(lng1, lat1);
+  const b = valid(lng2, lat2);
+  if (!a || !b) return undefined;
+  return SPHERE.Inverse(a[1], a[0], b[1], b[0]).s12 as number;
+}
+
+/** Inside the spherical cap (distance ≤ radius); undefined for invalid input or a negative radius. */
+export function pointInCircle(lng?: number, lat?: number, cLng?: number, cLat?: number, radius?: number): boolean | undefined {
+  const d = distance2Points(lng, lat, cLng, cLat);
+  if (d === undefined || radius === undefined || radius < 0) return undefined;
+  return d <= radius;
+}
+
+/** Equal or antipodal points have no direction between them. */
+function degenerate(a: [number, number], b: [number, number]): boolean {
+  const [p, q] = [toPoint(a), toPoint(b)];
+  const cross = p.vector.cross(q.vector).norm();
+  return cross === 0 || (cross < 1e-15 && p.vector.dot(q.vector) < 0) || (a[0] === b[0] && a[1] === b[1]);
+}
+
+/** The initial bearing from point 1 to point 2 in radians clockwise from north, in [0, 2π). */
+export function azimuth(lng1?: number, lat1?: number, lng2?: number, lat2?: number): number | undefined {
+  const a = valid(lng1, lat1);
+  const b = valid(lng2, lat2);
+  if (!a || !b || degenerate(a, b)) return undefined;
+  const azi = (SPHERE.Inverse(a[1], a[0], b[1], b[0]).azi1 as number) * RAD;
+  return azi < 0 ? azi + 2 * Math.PI : azi;
+}
+
+/** The clockwise angle at point 2 from the line to point 1 to the line to point 3, in [0, 2π). */
+export function angle(...c: (number | undefined)[]): number | undefined {
+  const from = azimuth(c[2], c[3], c[0], c[1]);
+  const to = azimuth(c[2], c[3], c[4], c[5]);
+  if (from === undefined || to === undefined) return undefined;
+  const d = to - from;
+  return d < 0 ? d + 2 * Math.PI : d;
+}
+
+// --- Shapes ----------------------------------------------------------------------------------
+
+/**
+ * An S2 polygon from GeoJSON rings: every ring encloses the smaller of the two regions it
+ * divides the sphere into (Kusto's rule), and nesting makes holes. Undefined when S2 finds the
+ * shape invalid (repeated vertices, crossing edges …).
+ */
+function s2Polygon(polygons: Coordinate[][][]): InstanceType<typeof s2.Polygon> | undefined {
+  const loops = [];
+  for (const rings of polygons) {
+    for (const r of rings) {
+      if (r.length < 3) return undefined;
+      const loop = new s2.Loop(r.map(toPoint));
+      if (loop.validate()) return undefined;
+      loop.normalize();
+      loops.push(loop);
+    }
+  }
+  const polygon = new s2.Polygon(loops);
+  return polygon.validate() ? undefined : polygon;
+}
+
+const polygonOf = lastTextCache((json) => {
+  const p = parsePolygons(json);
+  return p && s2Polygon(p);
+});
+
+const linesOf = lastTextCache(parseLines);
+
+/** Arc length of a chain of points in metres (closed chains repeat their first point). */
+function chainLength(points: Coordinate[]): number {
+  let sum = 0;
+  for (let i = 1; i < points.length; i++) sum += toPoint(points[i - 1] as Coordinate).distance(toPoint(points[i] as Coordinate));
+  return sum * EARTH_RADIUS_M;
+}
+
+/** The chord angle S2 measures with, as an arc in metres. */
+const chordToMetres = (chord2: number): number => 2 * Math.asin(Math.min(1, Math.sqrt(chord2) / 2)) * EARTH_RADIUS_M;
+
+/** Shortest distance from a point to a shape's edges (or interior, for polygons) in metres. */
+function distanceToShapes(p: Coordinate, shapes: Parameters<InstanceType<typeof s2.ShapeIndex>['add']>[0][]): number {
+  const index = new s2.ShapeIndex();
+  for (const s of shapes) index.add(s);
+  const options = new s2.ClosestEdgeQueryOptions();
+  options.includeInteriors = true;
+  return chordToMetres(new s2.ClosestEdgeQuery(index, options).getDistance(new s2.EdgeQueryPointTarget(toPoint(p))));
+}
+
+export function pointInPolygon(lng: number | undefined, lat: number | undefined, polygonText: string | null): boolean | undefined {
+  const p = valid(lng, lat);
+  const polygon = polygonOf(polygonText);
+  if (!p || !polygon) return undefined;
+  return polygon.containsPoint(toPoint(p));
+}
+
+export function distancePointToPolygon(lng: number | undefined, lat: number | undefined, polygonText: string | null): number | undefined {
+  const p = valid(lng, lat);
+  const polygon = polygonOf(polygonText);
+  if (!p || !polygon) return undefined;
+  if (polygon.containsPoint(toPoint(p))) return 0;
+  return distanceToShapes(p, [polygon]);
+}
+
+export function distancePointToLine(lng: number | undefined, lat: number | undefined, lineText: string | null): number | undefined {
+  const p = valid(lng, lat);
+  const lines = linesOf(lineText);
+  if (!p || !lines) return undefined;
+  return distanceToShapes(
+    p,
+    lines.map((l) => new s2.Polyline(l.map(toPoint))),
+  );
+}
+
+/** Area in square metres: S2's area of the polygon (steradians) on the sphere. */
+export function polygonArea(polygonText: string | null): number | undefined {
+  return polygonOf(polygonText) && (polygonOf(polygonText)?.area() as number) * EARTH_RADIUS_M ** 2;
+}
+
+/** Length of every ring's boundary in metres. */
+export function polygonPerimeter(polygonText: string | null): number | undefined {
+  const polygon = polygonOf(polygonText);
+  if (!polygon) return undefined;
+  let sum = 0;
+  for (let i = 0; i < polygon.numLoops(); i++) {
+    const loop = polygon.loop(i);
+    const n = loop.numVertices();
+    for (let k = 0; k < n; k++) sum += loop.vertex(k).distance(loop.vertex((k + 1) % n));
+  }
+  return sum * EARTH_RADIUS_M;
+}
+
+/** Total length of a line or multiline in metres. */
+export function lineLength(lineText: string | null): number | undefined {
+  const lines = linesOf(lineText);
+  return lines && lines.reduce((acc, l) => acc + chainLength(l), 0);
+}
+
+// --- SQL functions -------------------------------------------------------------------------
+
+const n = (v: UdfValue | undefined): number | undefined => num(v ?? null);
+const text = (v: UdfValue | undefined): string | null => (typeof v === 'string' ? v : null);
+const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+export const GEO_MEASURE_UDFS = [
+  () =>
+    scalarUdf({
+      name: 'kql_geo_distance_2points',
+      params: [DOUBLE, DOUBLE, DOUBLE, DOUBLE],
+      returns: DOUBLE,
+      row: (a) => orNull(distance2Points(n(a[0]), n(a[1]), n(a[2]), n(a[3]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_point_in_circle',
+      params: [DOUBLE, DOUBLE, DOUBLE, DOUBLE, DOUBLE],
+      returns: BOOLEAN,
+      row: (a) => orNull(pointInCircle(n(a[0]), n(a[1]), n(a[2]), n(a[3]), n(a[4]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_azimuth',
+      params: [DOUBLE, DOUBLE, DOUBLE, DOUBLE],
+      returns: DOUBLE,
+      row: (a) => orNull(azimuth(n(a[0]), n(a[1]), n(a[2]), n(a[3]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_angle',
+      params: [DOUBLE, DOUBLE, DOUBLE, DOUBLE, DOUBLE, DOUBLE],
+      returns: DOUBLE,
+      row: (a) => orNull(angle(...a.map(n))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_point_in_polygon',
+      params: [DOUBLE, DOUBLE, VARCHAR],
+      returns: BOOLEAN,
+      row: (a) => orNull(pointInPolygon(n(a[0]), n(a[1]), text(a[2]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_distance_point_to_polygon',
+      params: [DOUBLE, DOUBLE, VARCHAR],
+      returns: DOUBLE,
+      row: (a) => orNull(distancePointToPolygon(n(a[0]), n(a[1]), text(a[2]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_distance_point_to_line',
+      params: [DOUBLE, DOUBLE, VARCHAR],
+      returns: DOUBLE,
+      row: (a) => orNull(distancePointToLine(n(a[0]), n(a[1]), text(a[2]))),
+    }),
+  () =>
+    scalarUdf({ name: 'kql_geo_polygon_area', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(polygonArea(text(a[0]))) }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_polygon_perimeter',
+      params: [VARCHAR],
+      returns: DOUBLE,
+      row: (a) => orNull(polygonPerimeter(text(a[0]))),
+    }),
+  () => scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
+];
