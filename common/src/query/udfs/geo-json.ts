@@ -8,7 +8,8 @@
 
 export type Coordinate = [number, number];
 
-export const validLongitude = (x: number | undefined): x is number => x !== undefined && Number.isFinite(x) && x >= -180 && x <= 180;
+export const validLongitude = (x: number | undefined): x is number =>
+  x !== undefined && Number.isFinite(x) && x >= -180 && x <= 180;
 export const validLatitude = (y: number | undefined): y is number => y !== undefined && Number.isFinite(y) && y >= -90 && y <= 90;
 
 export const pointJson = (lng: number, lat: number): string => JSON.stringify({ type: 'Point', coordinates: [lng, lat] });

@@ -113,14 +113,22 @@ function distanceToShapes(p: Coordinate, shapes: Parameters<InstanceType<typeof 
   return chordToMetres(new s2.ClosestEdgeQuery(index, options).getDistance(new s2.EdgeQueryPointTarget(toPoint(p))));
 }
 
-export function pointInPolygon(lng: number | undefined, lat: number | undefined, polygonText: string | null): boolean | undefined {
+export function pointInPolygon(
+  lng: number | undefined,
+  lat: number | undefined,
+  polygonText: string | null,
+): boolean | undefined {
   const p = valid(lng, lat);
   const polygon = polygonOf(polygonText);
   if (!p || !polygon) return undefined;
   return polygon.containsPoint(toPoint(p));
 }
 
-export function distancePointToPolygon(lng: number | undefined, lat: number | undefined, polygonText: string | null): number | undefined {
+export function distancePointToPolygon(
+  lng: number | undefined,
+  lat: number | undefined,
+  polygonText: string | null,
+): number | undefined {
   const p = valid(lng, lat);
   const polygon = polygonOf(polygonText);
   if (!p || !polygon) return undefined;
@@ -128,7 +136,11 @@ export function distancePointToPolygon(lng: number | undefined, lat: number | un
   return distanceToShapes(p, [polygon]);
 }
 
-export function distancePointToLine(lng: number | undefined, lat: number | undefined, lineText: string | null): number | undefined {
+export function distancePointToLine(
+  lng: number | undefined,
+  lat: number | undefined,
+  lineText: string | null,
+): number | undefined {
   const p = valid(lng, lat);
   const lines = linesOf(lineText);
   if (!p || !lines) return undefined;
@@ -140,7 +152,8 @@ export function distancePointToLine(lng: number | undefined, lat: number | undef
 
 /** Area in square metres: S2's area of the polygon (steradians) on the sphere. */
 export function polygonArea(polygonText: string | null): number | undefined {
-  return polygonOf(polygonText) && (polygonOf(polygonText)?.area() as number) * EARTH_RADIUS_M ** 2;
+  const polygon = polygonOf(polygonText);
+  return polygon && polygon.area() * EARTH_RADIUS_M ** 2;
 }
 
 /** Length of every ring's boundary in metres. */
@@ -159,7 +172,7 @@ export function polygonPerimeter(polygonText: string | null): number | undefined
 /** Total length of a line or multiline in metres. */
 export function lineLength(lineText: string | null): number | undefined {
   const lines = linesOf(lineText);
-  return lines && lines.reduce((acc, l) => acc + chainLength(l), 0);
+  return lines?.reduce((acc, l) => acc + chainLength(l), 0);
 }
 
 // --- SQL functions -------------------------------------------------------------------------
@@ -227,5 +240,6 @@ export const GEO_MEASURE_UDFS = [
       returns: DOUBLE,
       row: (a) => orNull(polygonPerimeter(text(a[0]))),
     }),
-  () => scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
+  () =>
+    scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
 ];

@@ -110,7 +110,7 @@ export function ipv4RangeToCidrs(start: string, end: string): string[] | undefin
     let size = from === 0n ? 1n << 32n : from & -from;
     while (from + size - 1n > to) size >>= 1n;
     const bits = size.toString(2).length - 1;
-    const dotted = [24n, 16n, 8n, 0n].map((s) => (from as bigint) >> s & 255n).join('.');
+    const dotted = [24n, 16n, 8n, 0n].map((s) => ((from as bigint) >> s) & 255n).join('.');
     out.push(`${dotted}/${32 - bits}`);
     from += size;
   }

@@ -3,7 +3,7 @@
  * and a function of one row's values. The row loop, null handling and flushing live here once,
  * so each family module (ip-addresses.ts, geo-*.ts) holds only its semantics.
  */
-import { type DuckDBScalarFunction as Fn, DuckDBScalarFunction, type DuckDBType, type DuckDBVector } from '@duckdb/node-api';
+import { DuckDBScalarFunction, type DuckDBType, type DuckDBVector, type DuckDBScalarFunction as Fn } from '@duckdb/node-api';
 
 /** A row's argument values as DuckDB hands them over (string, number, bigint, boolean or null). */
 export type UdfValue = string | number | bigint | boolean | null;
@@ -47,7 +47,8 @@ export function num(v: UdfValue): number | undefined {
 
 /** An integer argument (a BIGINT arrives as bigint), or undefined when null. */
 export function int(v: UdfValue): number | undefined {
-  if (typeof v === 'bigint') return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : undefined;
   if (typeof v === 'number' && Number.isInteger(v)) return v;
   return undefined;
 }
