@@ -317,6 +317,31 @@ describe('geospatial functions', () => {
     close(r.pe, perimeter, 1e-9, 'perimeter');
     close(r.ln, 30 * RAD * R, 1e-9, 'line length');
     assert.equal(r.lx, null);
+    // A multipolygon measures as the union of its polygons: disjoint ones add up; overlapping or
+    // edge-sharing ones are refused (no boolean operations to form the union exactly).
+    const farSquare = '[[[20,20],[22,20],[22,22],[20,22],[20,20]]]';
+    const twoSquares = `{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],${farSquare}]}`;
+    const m = await one(
+      `print a = geo_polygon_area(dynamic(${twoSquares})), one = geo_polygon_area(dynamic({"type":"Polygon","coordinates":${farSquare}})), d = geo_distance_point_to_polygon(21, 21, dynamic(${twoSquares}))`,
+    );
+    close(m.a, (r.ar as number) + (m.one as number), 1e-12, 'disjoint union');
+    assert.equal(m.d, 0);
+    const overlapping =
+      '{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],[[[0,0],[2,0],[2,2],[0,2],[0,0]]]]}';
+    const sharing =
+      '{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],[[[1,-1],[3,-1],[3,1],[1,1],[1,-1]]]]}';
+    await assert.rejects(
+      run(`print geo_polygon_area(dynamic(${overlapping}))`),
+      /geo_polygon_area: the polygons of this MultiPolygon overlap/,
+    );
+    await assert.rejects(
+      run(`print geo_polygon_perimeter(dynamic(${sharing}))`),
+      /geo_polygon_perimeter: the polygons of this MultiPolygon overlap or share an edge/,
+    );
+    const inside = await one(
+      `print i = geo_point_in_polygon(1.5, 1.5, dynamic(${overlapping})), o = geo_point_in_polygon(5, 5, dynamic(${overlapping}))`,
+    );
+    assert.deepEqual(inside, { i: true, o: false });
     await assert.rejects(run('print geo_point_in_polygon(1, 1, "x")'), /polygon of 'geo_point_in_polygon' must be dynamic/);
     await assert.rejects(
       run('print geo_distance_2points("1", 1, 2, 2)'),

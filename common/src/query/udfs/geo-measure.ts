@@ -68,33 +68,41 @@ export function angle(...c: (number | undefined)[]): number | undefined {
 // --- Shapes ----------------------------------------------------------------------------------
 
 /**
- * An S2 polygon from GeoJSON rings: every ring encloses the smaller of the two regions it
- * divides the sphere into (Kusto's rule), and nesting makes holes. Undefined when S2 finds the
- * shape invalid (repeated vertices, crossing edges …).
+ * An S2 polygon from one GeoJSON polygon's rings: every ring encloses the smaller of the two
+ * regions it divides the sphere into (Kusto's rule), and nesting makes the holes. Undefined when
+ * S2 finds it invalid (repeated vertices, crossing rings …).
  */
-function s2Polygon(polygons: Coordinate[][][]): InstanceType<typeof s2.Polygon> | undefined {
+function s2Polygon(rings: Coordinate[][]): S2Polygon | undefined {
   const loops = [];
-  for (const rings of polygons) {
-    for (const r of rings) {
-      if (r.length < 3) return undefined;
-      const loop = new s2.Loop(r.map(toPoint));
-      if (loop.validate()) return undefined;
-      loop.normalize();
-      loops.push(loop);
-    }
+  for (const r of rings) {
+    if (r.length < 3) return undefined;
+    const loop = new s2.Loop(r.map(toPoint));
+    if (loop.validate()) return undefined;
+    loop.normalize();
+    loops.push(loop);
   }
   const polygon = new s2.Polygon(loops);
   return polygon.validate() ? undefined : polygon;
 }
 
-const polygonOf = lastTextCache((json) => {
-  const p = parsePolygons(json);
-  return p && s2Polygon(p);
+type S2Polygon = InstanceType<typeof s2.Polygon>;
+
+/** A (multi)polygon as S2 polygons, one per GeoJSON polygon; undefined when any is invalid. */
+const polygonsOf = lastTextCache((json) => {
+  const parsed = parsePolygons(json);
+  if (!parsed) return undefined;
+  const out: S2Polygon[] = [];
+  for (const rings of parsed) {
+    const p = s2Polygon(rings);
+    if (!p) return undefined;
+    out.push(p);
+  }
+  return { polygons: out, rings: parsed };
 });
 
 const linesOf = lastTextCache(parseLines);
 
-/** Arc length of a chain of points in metres (closed chains repeat their first point). */
+/** Arc length of a chain of points in metres. */
 function chainLength(points: Coordinate[]): number {
   let sum = 0;
   for (let i = 1; i < points.length; i++) sum += toPoint(points[i - 1] as Coordinate).distance(toPoint(points[i] as Coordinate));
@@ -104,13 +112,11 @@ function chainLength(points: Coordinate[]): number {
 /** The chord angle S2 measures with, as an arc in metres. */
 const chordToMetres = (chord2: number): number => 2 * Math.asin(Math.min(1, Math.sqrt(chord2) / 2)) * EARTH_RADIUS_M;
 
-/** Shortest distance from a point to a shape's edges (or interior, for polygons) in metres. */
+/** Shortest distance from a point to shapes' edges in metres. */
 function distanceToShapes(p: Coordinate, shapes: Parameters<InstanceType<typeof s2.ShapeIndex>['add']>[0][]): number {
   const index = new s2.ShapeIndex();
   for (const s of shapes) index.add(s);
-  const options = new s2.ClosestEdgeQueryOptions();
-  options.includeInteriors = true;
-  return chordToMetres(new s2.ClosestEdgeQuery(index, options).getDistance(new s2.EdgeQueryPointTarget(toPoint(p))));
+  return chordToMetres(new s2.ClosestEdgeQuery(index).getDistance(new s2.EdgeQueryPointTarget(toPoint(p))));
 }
 
 export function pointInPolygon(
@@ -119,9 +125,10 @@ export function pointInPolygon(
   polygonText: string | null,
 ): boolean | undefined {
   const p = valid(lng, lat);
-  const polygon = polygonOf(polygonText);
-  if (!p || !polygon) return undefined;
-  return polygon.containsPoint(toPoint(p));
+  const shape = polygonsOf(polygonText);
+  if (!p || !shape) return undefined;
+  const point = toPoint(p);
+  return shape.polygons.some((polygon) => polygon.containsPoint(point));
 }
 
 export function distancePointToPolygon(
@@ -130,10 +137,11 @@ export function distancePointToPolygon(
   polygonText: string | null,
 ): number | undefined {
   const p = valid(lng, lat);
-  const polygon = polygonOf(polygonText);
-  if (!p || !polygon) return undefined;
-  if (polygon.containsPoint(toPoint(p))) return 0;
-  return distanceToShapes(p, [polygon]);
+  const shape = polygonsOf(polygonText);
+  if (!p || !shape) return undefined;
+  const point = toPoint(p);
+  if (shape.polygons.some((polygon) => polygon.containsPoint(point))) return 0;
+  return distanceToShapes(p, shape.polygons);
 }
 
 export function distancePointToLine(
@@ -150,21 +158,54 @@ export function distancePointToLine(
   );
 }
 
-/** Area in square metres: S2's area of the polygon (steradians) on the sphere. */
+/**
+ * Kusto measures a multipolygon as the union of its polygons. Without boolean operations that is
+ * exact only when the polygons neither overlap nor share an edge; otherwise the query fails,
+ * naming the limit, rather than answering differently.
+ */
+function disjoint(fn: string, shape: { polygons: S2Polygon[]; rings: Coordinate[][][] }): void {
+  const { polygons, rings } = shape;
+  if (polygons.length < 2) return;
+  const owners = new Map<string, number>();
+  for (const [k, polygon] of rings.entries()) {
+    for (const ring of polygon) {
+      for (let i = 0; i < ring.length; i++) {
+        const [a, b] = [ring[i] as Coordinate, ring[(i + 1) % ring.length] as Coordinate];
+        const edge = [a.join(','), b.join(',')].sort().join(';');
+        const owner = owners.get(edge);
+        if (owner !== undefined && owner !== k) throw new Error(overlap(fn));
+        owners.set(edge, k);
+      }
+    }
+  }
+  for (let i = 0; i < polygons.length; i++)
+    for (let j = i + 1; j < polygons.length; j++)
+      if ((polygons[i] as S2Polygon).intersects(polygons[j] as S2Polygon)) throw new Error(overlap(fn));
+}
+
+const overlap = (fn: string) =>
+  `${fn}: the polygons of this MultiPolygon overlap or share an edge; Kusto measures their union, which is not supported`;
+
+/** Area in square metres: S2's area (steradians) on the sphere. */
 export function polygonArea(polygonText: string | null): number | undefined {
-  const polygon = polygonOf(polygonText);
-  return polygon && polygon.area() * EARTH_RADIUS_M ** 2;
+  const shape = polygonsOf(polygonText);
+  if (!shape) return undefined;
+  disjoint('geo_polygon_area', shape);
+  return shape.polygons.reduce((acc, p) => acc + p.area(), 0) * EARTH_RADIUS_M ** 2;
 }
 
 /** Length of every ring's boundary in metres. */
 export function polygonPerimeter(polygonText: string | null): number | undefined {
-  const polygon = polygonOf(polygonText);
-  if (!polygon) return undefined;
+  const shape = polygonsOf(polygonText);
+  if (!shape) return undefined;
+  disjoint('geo_polygon_perimeter', shape);
   let sum = 0;
-  for (let i = 0; i < polygon.numLoops(); i++) {
-    const loop = polygon.loop(i);
-    const n = loop.numVertices();
-    for (let k = 0; k < n; k++) sum += loop.vertex(k).distance(loop.vertex((k + 1) % n));
+  for (const polygon of shape.polygons) {
+    for (let i = 0; i < polygon.numLoops(); i++) {
+      const loop = polygon.loop(i);
+      const n = loop.numVertices();
+      for (let k = 0; k < n; k++) sum += loop.vertex(k).distance(loop.vertex((k + 1) % n));
+    }
   }
   return sum * EARTH_RADIUS_M;
 }
