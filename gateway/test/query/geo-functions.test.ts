@@ -351,6 +351,39 @@ describe('geospatial functions', () => {
     await assert.rejects(run('print geo_polygon_buffer(dynamic(null), 1)'), /geo_polygon_buffer/);
   });
 
+  it('intersection tests: closed shapes (touching counts), multi-shapes, invalid input', async () => {
+    const line = (...pts: number[][]) => `dynamic({"type":"LineString","coordinates":${JSON.stringify(pts)}})`;
+    const poly = (...pts: number[][]) => `dynamic({"type":"Polygon","coordinates":[${JSON.stringify([...pts, pts[0]])}]})`;
+    const square = poly([0, 0], [2, 0], [2, 2], [0, 2]);
+    const r = await one(`print
+      l1 = geo_intersects_2lines(${line([0, 0], [2, 2])}, ${line([0, 2], [2, 0])}), l2 = geo_intersects_2lines(${line([0, 0], [1, 1])}, ${line([1, 1], [2, 0])}),
+      l3 = geo_intersects_2lines(${line([0, 0], [2, 0])}, ${line([1, 0], [1, 1])}), l4 = geo_intersects_2lines(${line([0, 0], [1, 1])}, ${line([3, 3], [4, 0])}),
+      l5 = geo_intersects_2lines(${line([0, 0], [1, 1])}, ${line([3, 3])}),
+      l6 = geo_intersects_2lines(dynamic({"type":"MultiLineString","coordinates":[[[30,30],[31,31]],[[0,2],[2,0]]]}), ${line([0, 0], [2, 2])}),
+      p1 = geo_intersects_2polygons(${square}, ${poly([1, 1], [3, 1], [3, 3], [1, 3])}), p2 = geo_intersects_2polygons(${square}, ${poly([2, 0], [4, 0], [4, 2], [2, 2])}),
+      p3 = geo_intersects_2polygons(${square}, ${poly([0.5, 0.5], [1, 0.5], [1, 1])}), p4 = geo_intersects_2polygons(${square}, ${poly([5, 5], [6, 5], [6, 6])}),
+      p5 = geo_intersects_2polygons(${square}, dynamic({"type":"Polygon"})),
+      w1 = geo_intersects_line_with_polygon(${line([0.5, 0.5], [1.5, 1.5])}, ${square}), w2 = geo_intersects_line_with_polygon(${line([-1, 1], [3, 1])}, ${square}),
+      w3 = geo_intersects_line_with_polygon(${line([5, 5], [6, 6])}, ${square}), w4 = geo_intersects_line_with_polygon(${line([5, 5])}, ${square})`);
+    assert.deepEqual(r, {
+      l1: true,
+      l2: true,
+      l3: true,
+      l4: false,
+      l5: null,
+      l6: true,
+      p1: true,
+      p2: true,
+      p3: true,
+      p4: false,
+      p5: null,
+      w1: true,
+      w2: true,
+      w3: false,
+      w4: null,
+    });
+  });
+
   it('over stored rows on one and three workers, and in the merge after a summarize', async () => {
     const r = await run(
       'Logs | project id, h = geo_point_to_geohash(ratio * 10, latencyMs / 100.0, 6), d = geo_distance_2points(ratio * 10, latencyMs / 100.0, 0, 0)',

@@ -88,7 +88,7 @@ function s2Polygon(rings: Coordinate[][]): S2Polygon | undefined {
 type S2Polygon = InstanceType<typeof s2.Polygon>;
 
 /** A (multi)polygon as S2 polygons, one per GeoJSON polygon; undefined when any is invalid. */
-const polygonsOf = lastTextCache((json) => {
+function toPolygons(json: unknown): { polygons: S2Polygon[]; rings: Coordinate[][][] } | undefined {
   const parsed = parsePolygons(json);
   if (!parsed) return undefined;
   const out: S2Polygon[] = [];
@@ -98,9 +98,26 @@ const polygonsOf = lastTextCache((json) => {
     out.push(p);
   }
   return { polygons: out, rings: parsed };
-});
+}
 
+const toPolylines = (json: unknown) => parseLines(json)?.map((l) => new s2.Polyline(l.map(toPoint)));
+
+// One cache per argument position, so two shape arguments do not evict each other.
+const polygonsOf = lastTextCache(toPolygons);
+const secondPolygonsOf = lastTextCache(toPolygons);
+const polylinesOf = lastTextCache(toPolylines);
+const secondPolylinesOf = lastTextCache(toPolylines);
 const linesOf = lastTextCache(parseLines);
+
+type Shape = Parameters<InstanceType<typeof s2.ShapeIndex>['add']>[0];
+
+/** Whether two sets of shapes' edges touch or cross (their edge distance is exactly 0). */
+function edgesMeet(a: Shape[], b: Shape[]): boolean {
+  const [ia, ib] = [new s2.ShapeIndex(), new s2.ShapeIndex()];
+  for (const s of a) ia.add(s);
+  for (const s of b) ib.add(s);
+  return new s2.ClosestEdgeQuery(ia).getDistance(new s2.EdgeQueryShapeIndexTarget(ib)) === 0;
+}
 
 /** Arc length of a chain of points in metres. */
 function chainLength(points: Coordinate[]): number {
@@ -113,7 +130,7 @@ function chainLength(points: Coordinate[]): number {
 const chordToMetres = (chord2: number): number => 2 * Math.asin(Math.min(1, Math.sqrt(chord2) / 2)) * EARTH_RADIUS_M;
 
 /** Shortest distance from a point to shapes' edges in metres. */
-function distanceToShapes(p: Coordinate, shapes: Parameters<InstanceType<typeof s2.ShapeIndex>['add']>[0][]): number {
+function distanceToShapes(p: Coordinate, shapes: Shape[]): number {
   const index = new s2.ShapeIndex();
   for (const s of shapes) index.add(s);
   return chordToMetres(new s2.ClosestEdgeQuery(index).getDistance(new s2.EdgeQueryPointTarget(toPoint(p))));
@@ -216,6 +233,29 @@ export function lineLength(lineText: string | null): number | undefined {
   return lines?.reduce((acc, l) => acc + chainLength(l), 0);
 }
 
+// --- Intersection tests ----------------------------------------------------------------------
+// Kusto's shapes here contain their boundaries ("a polygon contains its vertices"): two shapes
+// intersect when their interiors overlap (S2's test) or their edges touch or cross.
+
+export function intersects2Lines(a: string | null, b: string | null): boolean | undefined {
+  const [x, y] = [polylinesOf(a), secondPolylinesOf(b)];
+  if (!x || !y) return undefined;
+  return edgesMeet(x, y);
+}
+
+export function intersects2Polygons(a: string | null, b: string | null): boolean | undefined {
+  const [x, y] = [polygonsOf(a), secondPolygonsOf(b)];
+  if (!x || !y) return undefined;
+  return x.polygons.some((p) => y.polygons.some((q) => p.intersects(q))) || edgesMeet(x.polygons, y.polygons);
+}
+
+export function intersectsLineWithPolygon(line: string | null, polygon: string | null): boolean | undefined {
+  const [lines, shape] = [polylinesOf(line), polygonsOf(polygon)];
+  if (!lines || !shape) return undefined;
+  const inside = lines.some((l) => l.points.some((v) => shape.polygons.some((p) => p.containsPoint(v))));
+  return inside || edgesMeet(lines, shape.polygons);
+}
+
 // --- SQL functions -------------------------------------------------------------------------
 
 const n = (v: UdfValue | undefined): number | undefined => num(v ?? null);
@@ -283,4 +323,15 @@ export const GEO_MEASURE_UDFS = [
     }),
   () =>
     scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
+  ...(
+    [
+      ['kql_geo_intersects_2lines', intersects2Lines],
+      ['kql_geo_intersects_2polygons', intersects2Polygons],
+      ['kql_geo_intersects_line_with_polygon', intersectsLineWithPolygon],
+    ] as const
+  ).map(
+    ([name, f]) =>
+      () =>
+        scalarUdf({ name, params: [VARCHAR, VARCHAR], returns: BOOLEAN, row: (a) => orNull(f(text(a[0]), text(a[1]))) }),
+  ),
 ];

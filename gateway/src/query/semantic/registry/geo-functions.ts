@@ -251,6 +251,24 @@ const SPECS: GeoSpec[] = [
     returns: 'real',
     describe: 'real: the total length in metres; null when invalid',
   },
+  {
+    name: 'geo_intersects_2lines',
+    params: [shape('lineString1'), shape('lineString2')],
+    returns: 'bool',
+    describe: 'bool: the (multi)lines touch or cross; null when invalid',
+  },
+  {
+    name: 'geo_intersects_2polygons',
+    params: [shape('polygon1'), shape('polygon2')],
+    returns: 'bool',
+    describe: 'bool: the (multi)polygons overlap or their boundaries touch; null when invalid',
+  },
+  {
+    name: 'geo_intersects_line_with_polygon',
+    params: [shape('lineString'), shape('polygon')],
+    returns: 'bool',
+    describe: 'bool: the (multi)line enters or touches the (multi)polygon; null when invalid',
+  },
 ];
 
 export const GEO_FUNCTIONS: readonly ScalarFunctionEntry[] = SPECS.map((spec) => ({
