@@ -384,6 +384,47 @@ describe('geospatial functions', () => {
     });
   });
 
+  it('centroids, and points along a line by fraction (S2’s interpolate/locate)', async () => {
+    const equator = 'dynamic({"type":"LineString","coordinates":[[0,0],[10,0]]})';
+    const meridian = 'dynamic({"type":"LineString","coordinates":[[0,0],[0,10]]})';
+    const centralPark =
+      'dynamic({"type":"Polygon","coordinates":[[[-73.9495,40.7969],[-73.95807266235352,40.80068603561921],[-73.98201942443848,40.76825672305777],[-73.97317886352539,40.76455136505513],[-73.9495,40.7969]]]})';
+    const r = await one(`print
+      c1 = geo_polygon_centroid(dynamic({"type":"Polygon","coordinates":[[[9,-1],[11,-1],[11,1],[9,1],[9,-1]]]})), c2 = geo_polygon_centroid(${centralPark}),
+      c3 = geo_polygon_centroid(dynamic({"type":"Polygon","coordinates":[[[0,0],[10,10],[10,10],[0,0]]]})),
+      k1 = geo_line_centroid(${equator}), k2 = geo_line_centroid(${meridian}), k3 = geo_line_centroid(dynamic({"type":"MultiLineString","coordinates":[[[0,0],[10,0]],[[20,0],[30,0]]]})),
+      k4 = geo_line_centroid(dynamic({"type":"LineString","coordinates":[[1,1]]})),
+      i1 = geo_line_interpolate_point(${equator}, 0.25), i2 = geo_line_interpolate_point(${meridian}, 0.5), i3 = geo_line_interpolate_point(${equator}, 0),
+      i4 = geo_line_interpolate_point(${equator}, 1.5), i5 = geo_line_interpolate_point(dynamic({"type":"MultiLineString","coordinates":[[[0,0],[10,0]]]}), 0.5),
+      f1 = geo_line_locate_point(${equator}, 3, 1), f2 = geo_line_locate_point(${equator}, 12, 0), f3 = geo_line_locate_point(${meridian}, 0, 2.5), f4 = geo_line_locate_point(${equator}, 3, 95)`);
+    const xy = (v: unknown) => (v as { type: string; coordinates: [number, number] }).coordinates;
+    // A shape symmetric about the equator and the meridian 10° has its centroid where they cross.
+    close(xy(r.c1)[0], 10, 1e-12, 'centroid longitude');
+    close(xy(r.c1)[1], 0, 1e-12, 'centroid latitude');
+    // Kusto's documented centroid of the same Central Park polygon.
+    close(xy(r.c2)[0], -73.965735689907618, 1e-12);
+    close(xy(r.c2)[1], 40.782550538057812, 1e-12);
+    assert.equal(r.c3, null);
+    // A great-circle arc's centroid is its midpoint; two equal arcs weigh the same.
+    assert.deepEqual((r.k1 as { type: string }).type, 'Point');
+    close(xy(r.k1)[0], 5, 1e-12);
+    close(xy(r.k1)[1], 0, 1e-12);
+    close(xy(r.k2)[0], 0, 1e-12);
+    close(xy(r.k2)[1], 5, 1e-12);
+    close(xy(r.k3)[0], 15, 1e-12);
+    assert.equal(r.k4, null);
+    close(xy(r.i1)[0], 2.5, 1e-12);
+    close(xy(r.i1)[1], 0, 1e-12);
+    close(xy(r.i2)[1], 5, 1e-12);
+    assert.deepEqual(xy(r.i3), [0, 0]);
+    assert.deepEqual([r.i4, r.i5], [null, null]);
+    // The nearest point to (3, 1) on the equator is (3, 0): 3 of the arc's 10 degrees.
+    close(r.f1, 0.3, 1e-12);
+    assert.equal(r.f2, 1);
+    close(r.f3, 0.25, 1e-12);
+    assert.equal(r.f4, null);
+  });
+
   it('over stored rows on one and three workers, and in the merge after a summarize', async () => {
     const r = await run(
       'Logs | project id, h = geo_point_to_geohash(ratio * 10, latencyMs / 100.0, 6), d = geo_distance_2points(ratio * 10, latencyMs / 100.0, 0, 0)',

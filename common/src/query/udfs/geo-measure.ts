@@ -10,7 +10,15 @@
 import { BOOLEAN, DOUBLE, VARCHAR } from '@duckdb/node-api';
 import geodesic from 'geographiclib-geodesic';
 import { s2 } from 's2js';
-import { type Coordinate, lastTextCache, parseLines, parsePolygons, validLatitude, validLongitude } from './geo-json.js';
+import {
+  type Coordinate,
+  lastTextCache,
+  parseLines,
+  parsePolygons,
+  pointJson,
+  validLatitude,
+  validLongitude,
+} from './geo-json.js';
 import { num, scalarUdf, type UdfValue } from './scalar-udf.js';
 
 /** S2's mean earth radius in metres (S2Earth::RadiusMeters), Kusto's sphere. */
@@ -18,6 +26,7 @@ export const EARTH_RADIUS_M = 6371010;
 
 const SPHERE = new geodesic.Geodesic.Geodesic(EARTH_RADIUS_M, 0);
 const RAD = Math.PI / 180;
+const DEG = 180 / Math.PI;
 
 type S2Point = InstanceType<typeof s2.Point>;
 const toPoint = ([lng, lat]: Coordinate): S2Point => s2.Point.fromLatLng(s2.LatLng.fromDegrees(lat, lng));
@@ -233,6 +242,66 @@ export function lineLength(lineText: string | null): number | undefined {
   return lines?.reduce((acc, l) => acc + chainLength(l), 0);
 }
 
+// --- Centroids and positions along a line --------------------------------------------------------
+
+const pointOf = (v: { x: number; y: number; z: number }): Coordinate | undefined => {
+  const n = Math.hypot(v.x, v.y, v.z);
+  if (!(n > 0)) return undefined;
+  const ll = s2.LatLng.fromPoint(new s2.Point(v.x / n, v.y / n, v.z / n));
+  return [ll.lng * DEG, ll.lat * DEG];
+};
+
+/** S2's area-weighted centroid of the (disjoint) polygons, on the sphere's surface. */
+export function polygonCentroid(polygonText: string | null): Coordinate | undefined {
+  const shape = polygonsOf(polygonText);
+  if (!shape) return undefined;
+  disjoint('geo_polygon_centroid', shape);
+  const sum = { x: 0, y: 0, z: 0 };
+  for (const p of shape.polygons) {
+    const c = p.centroid().vector;
+    sum.x += c.x;
+    sum.y += c.y;
+    sum.z += c.z;
+  }
+  return pointOf(sum);
+}
+
+/** S2's length-weighted centroid of the line or lines, on the sphere's surface. */
+export function lineCentroid(lineText: string | null): Coordinate | undefined {
+  const lines = polylinesOf(lineText);
+  if (!lines) return undefined;
+  const sum = { x: 0, y: 0, z: 0 };
+  for (const l of lines) {
+    const c = l.centroid().vector;
+    sum.x += c.x;
+    sum.y += c.y;
+    sum.z += c.z;
+  }
+  return pointOf(sum);
+}
+
+/** One LineString (not a multiline) as an S2 polyline. */
+const singleLine = lastTextCache((json) =>
+  (json as { type?: unknown }).type === 'LineString' ? toPolylines(json)?.[0] : undefined,
+);
+
+/** The point at a fraction (0..1) of the line's length from its start. */
+export function lineInterpolatePoint(lineText: string | null, fraction: number | undefined): Coordinate | undefined {
+  const line = singleLine(lineText);
+  if (!line || fraction === undefined || fraction < 0 || fraction > 1) return undefined;
+  const [point] = line.interpolate(fraction);
+  return pointOf(point.vector);
+}
+
+/** The fraction (0..1) of the line's length from its start to the line's point nearest the given one. */
+export function lineLocatePoint(lineText: string | null, lng: number | undefined, lat: number | undefined): number | undefined {
+  const line = singleLine(lineText);
+  const p = valid(lng, lat);
+  if (!line || !p) return undefined;
+  const [nearest, next] = line.project(toPoint(p));
+  return line.uninterpolate(nearest, next);
+}
+
 // --- Intersection tests ----------------------------------------------------------------------
 // Kusto's shapes here contain their boundaries ("a polygon contains its vertices"): two shapes
 // intersect when their interiors overlap (S2's test) or their edges touch or cross.
@@ -261,6 +330,7 @@ export function intersectsLineWithPolygon(line: string | null, polygon: string |
 const n = (v: UdfValue | undefined): number | undefined => num(v ?? null);
 const text = (v: UdfValue | undefined): string | null => (typeof v === 'string' ? v : null);
 const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+const point = (c: Coordinate | undefined): string | null => (c ? pointJson(c[0], c[1]) : null);
 
 export const GEO_MEASURE_UDFS = [
   () =>
@@ -323,6 +393,34 @@ export const GEO_MEASURE_UDFS = [
     }),
   () =>
     scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_polygon_centroid',
+      params: [VARCHAR],
+      returns: VARCHAR,
+      row: (a) => point(polygonCentroid(text(a[0]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_line_centroid',
+      params: [VARCHAR],
+      returns: VARCHAR,
+      row: (a) => point(lineCentroid(text(a[0]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_line_interpolate_point',
+      params: [VARCHAR, DOUBLE],
+      returns: VARCHAR,
+      row: (a) => point(lineInterpolatePoint(text(a[0]), n(a[1]))),
+    }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_line_locate_point',
+      params: [VARCHAR, DOUBLE, DOUBLE],
+      returns: DOUBLE,
+      row: (a) => orNull(lineLocatePoint(text(a[0]), n(a[1]), n(a[2]))),
+    }),
   ...(
     [
       ['kql_geo_intersects_2lines', intersects2Lines],

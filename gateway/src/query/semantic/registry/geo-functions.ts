@@ -269,6 +269,30 @@ const SPECS: GeoSpec[] = [
     returns: 'bool',
     describe: 'bool: the (multi)line enters or touches the (multi)polygon; null when invalid',
   },
+  {
+    name: 'geo_polygon_centroid',
+    params: [shape('polygon')],
+    returns: 'dynamic',
+    describe: 'dynamic: the GeoJSON point of S2’s area-weighted centroid; null when invalid',
+  },
+  {
+    name: 'geo_line_centroid',
+    params: [shape('lineString')],
+    returns: 'dynamic',
+    describe: 'dynamic: the GeoJSON point of S2’s length-weighted centroid; null when invalid',
+  },
+  {
+    name: 'geo_line_interpolate_point',
+    params: [shape('lineString'), real('fraction')],
+    returns: 'dynamic',
+    describe: 'dynamic: the GeoJSON point at fraction 0..1 of a LineString’s length; null when invalid',
+  },
+  {
+    name: 'geo_line_locate_point',
+    params: [shape('lineString'), real('longitude'), real('latitude')],
+    returns: 'real',
+    describe: 'real: the fraction 0..1 of a LineString’s length up to its point nearest the coordinate; null when invalid',
+  },
 ];
 
 export const GEO_FUNCTIONS: readonly ScalarFunctionEntry[] = SPECS.map((spec) => ({
