@@ -318,7 +318,7 @@ describe('geospatial functions', () => {
     close(r.ln, 30 * RAD * R, 1e-9, 'line length');
     assert.equal(r.lx, null);
     // A multipolygon measures as the union of its polygons: disjoint ones add up; overlapping or
-    // edge-sharing ones are refused (no boolean operations to form the union exactly).
+    // edge-sharing ones measure as their union.
     const farSquare = '[[[20,20],[22,20],[22,22],[20,22],[20,20]]]';
     const twoSquares = `{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],${farSquare}]}`;
     const m = await one(
@@ -330,13 +330,38 @@ describe('geospatial functions', () => {
       '{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],[[[0,0],[2,0],[2,2],[0,2],[0,0]]]]}';
     const sharing =
       '{"type":"MultiPolygon","coordinates":[[[[-1,-1],[1,-1],[1,1],[-1,1],[-1,-1]]],[[[1,-1],[3,-1],[3,1],[1,1],[1,-1]]]]}';
+    const u = await one(`print
+      a = geo_polygon_area(dynamic(${overlapping})), b = geo_polygon_area(dynamic({"type":"Polygon","coordinates":[[[0,0],[2,0],[2,2],[0,2],[0,0]]]})),
+      sa = geo_polygon_area(dynamic(${sharing})), sp = geo_polygon_perimeter(dynamic(${sharing})), sc = geo_polygon_centroid(dynamic(${sharing}))`);
+    // The overlap of the two squares: the equator, the meridians 0 and 1, and the first square's top arc.
+    const lens = [
+      [0, 0],
+      [1, 0],
+      [1, 1],
+      [0, crest / RAD],
+    ];
+    close(u.a, (r.ar as number) + (u.b as number) - excess(lens) * R * R, 1e-9, 'overlapping union');
+    close(u.sa, 2 * (r.ar as number), 1e-9, 'edge-sharing union');
+    const outline = [
+      [-1, -1],
+      [1, -1],
+      [3, -1],
+      [3, 1],
+      [1, 1],
+      [-1, 1],
+    ];
+    let outer = 0;
+    for (let k = 0; k < outline.length; k++) {
+      const [a, b] = [outline[k], outline[(k + 1) % outline.length]] as number[][];
+      outer += haversine(a?.[0] as number, a?.[1] as number, b?.[0] as number, b?.[1] as number);
+    }
+    close(u.sp, outer, 1e-9, 'perimeter of the union without the shared edge');
+    close((u.sc as { coordinates: number[] }).coordinates[0], 1, 1e-9, 'centroid of the union');
+    const spread =
+      '{"type":"MultiPolygon","coordinates":[[[[-100,-1],[-80,-1],[-80,1],[-100,1],[-100,-1]]],[[[80,-1],[100,-1],[100,1],[80,1],[80,-1]]],[[[-90,-1],[-85,-1],[-85,1],[-90,1],[-90,-1]]]]}';
     await assert.rejects(
-      run(`print geo_polygon_area(dynamic(${overlapping}))`),
-      /geo_polygon_area: the polygons of this MultiPolygon overlap/,
-    );
-    await assert.rejects(
-      run(`print geo_polygon_perimeter(dynamic(${sharing}))`),
-      /geo_polygon_perimeter: the polygons of this MultiPolygon overlap or share an edge/,
+      run(`print geo_polygon_area(dynamic(${spread}))`),
+      /geo_polygon_area: the polygons of this MultiPolygon overlap and do not fit in one hemisphere/,
     );
     const inside = await one(
       `print i = geo_point_in_polygon(1.5, 1.5, dynamic(${overlapping})), o = geo_point_in_polygon(5, 5, dynamic(${overlapping}))`,

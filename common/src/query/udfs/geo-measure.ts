@@ -19,6 +19,7 @@ import {
   validLatitude,
   validLongitude,
 } from './geo-json.js';
+import { sphericalUnion } from './geo-union.js';
 import { num, scalarUdf, type UdfValue } from './scalar-udf.js';
 
 /** S2's mean earth radius in metres (S2Earth::RadiusMeters), Kusto's sphere. */
@@ -185,13 +186,30 @@ export function distancePointToLine(
 }
 
 /**
- * Kusto measures a multipolygon as the union of its polygons. Without boolean operations that is
- * exact only when the polygons neither overlap nor share an edge; otherwise the query fails,
- * naming the limit, rather than answering differently.
+ * Kusto measures a multipolygon as the union of its polygons. Disjoint polygons (no overlap, no
+ * shared edge) measure as they are; others through their union (geo-union.ts). A union that
+ * cannot be formed exactly fails the query, naming the limit, rather than answering differently.
  */
-function disjoint(fn: string, shape: { polygons: S2Polygon[]; rings: Coordinate[][][] }): void {
+function measured(fn: string, shape: { polygons: S2Polygon[]; rings: Coordinate[][][] }): S2Polygon[] {
   const { polygons, rings } = shape;
-  if (polygons.length < 2) return;
+  if (polygons.length < 2 || !overlapping(polygons, rings)) return polygons;
+  const union = sphericalUnion(rings);
+  const out: S2Polygon[] = [];
+  for (const polygon of union ?? []) {
+    const loops = polygon.map((ring) => {
+      const loop = new s2.Loop(ring);
+      loop.normalize();
+      return loop;
+    });
+    const p = new s2.Polygon(loops);
+    if (p.validate()) throw new Error(overlap(fn));
+    out.push(p);
+  }
+  if (!union) throw new Error(overlap(fn));
+  return out;
+}
+
+function overlapping(polygons: S2Polygon[], rings: Coordinate[][][]): boolean {
   const owners = new Map<string, number>();
   for (const [k, polygon] of rings.entries()) {
     for (const ring of polygon) {
@@ -199,34 +217,33 @@ function disjoint(fn: string, shape: { polygons: S2Polygon[]; rings: Coordinate[
         const [a, b] = [ring[i] as Coordinate, ring[(i + 1) % ring.length] as Coordinate];
         const edge = [a.join(','), b.join(',')].sort().join(';');
         const owner = owners.get(edge);
-        if (owner !== undefined && owner !== k) throw new Error(overlap(fn));
+        if (owner !== undefined && owner !== k) return true;
         owners.set(edge, k);
       }
     }
   }
   for (let i = 0; i < polygons.length; i++)
     for (let j = i + 1; j < polygons.length; j++)
-      if ((polygons[i] as S2Polygon).intersects(polygons[j] as S2Polygon)) throw new Error(overlap(fn));
+      if ((polygons[i] as S2Polygon).intersects(polygons[j] as S2Polygon)) return true;
+  return false;
 }
 
 const overlap = (fn: string) =>
-  `${fn}: the polygons of this MultiPolygon overlap or share an edge; Kusto measures their union, which is not supported`;
+  `${fn}: the polygons of this MultiPolygon overlap and do not fit in one hemisphere; Kusto measures their union, which is not supported there`;
 
 /** Area in square metres: S2's area (steradians) on the sphere. */
 export function polygonArea(polygonText: string | null): number | undefined {
   const shape = polygonsOf(polygonText);
   if (!shape) return undefined;
-  disjoint('geo_polygon_area', shape);
-  return shape.polygons.reduce((acc, p) => acc + p.area(), 0) * EARTH_RADIUS_M ** 2;
+  return measured('geo_polygon_area', shape).reduce((acc, p) => acc + p.area(), 0) * EARTH_RADIUS_M ** 2;
 }
 
 /** Length of every ring's boundary in metres. */
 export function polygonPerimeter(polygonText: string | null): number | undefined {
   const shape = polygonsOf(polygonText);
   if (!shape) return undefined;
-  disjoint('geo_polygon_perimeter', shape);
   let sum = 0;
-  for (const polygon of shape.polygons) {
+  for (const polygon of measured('geo_polygon_perimeter', shape)) {
     for (let i = 0; i < polygon.numLoops(); i++) {
       const loop = polygon.loop(i);
       const n = loop.numVertices();
@@ -255,9 +272,8 @@ const pointOf = (v: { x: number; y: number; z: number }): Coordinate | undefined
 export function polygonCentroid(polygonText: string | null): Coordinate | undefined {
   const shape = polygonsOf(polygonText);
   if (!shape) return undefined;
-  disjoint('geo_polygon_centroid', shape);
   const sum = { x: 0, y: 0, z: 0 };
-  for (const p of shape.polygons) {
+  for (const p of measured('geo_polygon_centroid', shape)) {
     const c = p.centroid().vector;
     sum.x += c.x;
     sum.y += c.y;
