@@ -450,6 +450,33 @@ describe('geospatial functions', () => {
     assert.equal(r.f4, null);
   });
 
+  it('geo_polygon_to_s2cells: one level, covers every inside point, joins points to polygons; null past the limit', async () => {
+    const square = 'dynamic({"type":"Polygon","coordinates":[[[10,10],[10.3,10],[10.3,10.2],[10,10.2],[10,10]]]})';
+    const r =
+      await one(`print c = geo_polygon_to_s2cells(${square}, 12), d = geo_polygon_to_s2cells(${square}), x1 = geo_polygon_to_s2cells(${square}, 31),
+      x2 = geo_polygon_to_s2cells(dynamic({"type":"Polygon","coordinates":[[[0,0],[40,0],[40,40],[0,0]]]}), 30), x3 = geo_polygon_to_s2cells(dynamic({"type":"Polygon"}), 5)`);
+    const cells = r.c as string[];
+    assert.ok(cells.length > 0 && cells.length < 200, `${cells.length} cells`);
+    for (const t of cells) assert.equal(S2CellId.fromToken(t).level(), 12, t);
+    assert.deepEqual([...cells].sort(), cells.slice().sort(), 'distinct');
+    for (const t of r.d as string[]) assert.equal(S2CellId.fromToken(t).level(), 11, t);
+    // Every point inside lies in a covering cell (nodes2ts computes the point's cell).
+    for (let i = 1; i < 10; i++)
+      for (let j = 1; j < 10; j++) assert.ok(cells.includes(s2Token(10 + (0.3 * i) / 10, 10 + (0.2 * j) / 10, 12)), `${i},${j}`);
+    assert.deepEqual([r.x1, r.x2, r.x3], [null, null, null]);
+    const joined = await run(`let Areas = datatable(name:string, polygon:dynamic)[
+        "a", dynamic({"type":"Polygon","coordinates":[[[10,10],[10.3,10],[10.3,10.2],[10,10.2],[10,10]]]}),
+        "b", dynamic({"type":"Polygon","coordinates":[[[20,20],[20.1,20],[20.1,20.1],[20,20.1],[20,20]]]})];
+      let Points = datatable(id:long, lng:real, lat:real)[1, 10.1, 10.1, 2, 20.05, 20.05, 3, 10.31, 10.1, 4, 0, 0];
+      Areas | extend covering = geo_polygon_to_s2cells(polygon, 12) | mv-expand covering to typeof(string)
+      | join kind=inner (Points | extend covering = geo_point_to_s2cell(lng, lat, 12)) on covering
+      | where geo_point_in_polygon(lng, lat, polygon) | project name, id | order by id asc`);
+    assert.deepEqual(joined.results, [
+      { name: 'a', id: 1 },
+      { name: 'b', id: 2 },
+    ]);
+  });
+
   it('over stored rows on one and three workers, and in the merge after a summarize', async () => {
     const r = await run(
       'Logs | project id, h = geo_point_to_geohash(ratio * 10, latencyMs / 100.0, 6), d = geo_distance_2points(ratio * 10, latencyMs / 100.0, 0, 0)',

@@ -56,7 +56,6 @@ const SAMPLES: Record<string, string> = {
   geo_polygon_simplify: 'T | extend geo_polygon_simplify(d, 10)',
   geo_simplify_polygons_array: 'T | extend geo_simplify_polygons_array(d, 10)',
   geo_line_to_s2cells: 'T | extend geo_line_to_s2cells(d)',
-  geo_polygon_to_s2cells: 'T | extend geo_polygon_to_s2cells(d)',
   geo_polygon_to_h3cells: 'T | extend geo_polygon_to_h3cells(d)',
   geo_intersection_2lines: 'T | extend geo_intersection_2lines(d, d)',
   geo_intersection_2polygons: 'T | extend geo_intersection_2polygons(d, d)',

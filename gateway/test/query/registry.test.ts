@@ -252,6 +252,7 @@ const SAMPLES: Record<string, string> = {
   geo_line_length: 'geo_line_length(d)',
   geo_intersects_2lines: 'geo_intersects_2lines(d, d)',
   geo_polygon_centroid: 'geo_polygon_centroid(d)',
+  geo_polygon_to_s2cells: 'geo_polygon_to_s2cells(d, 8)',
   geo_line_centroid: 'geo_line_centroid(d)',
   geo_line_interpolate_point: 'geo_line_interpolate_point(d, 0.5)',
   geo_line_locate_point: 'geo_line_locate_point(d, y, 2)',

@@ -7,7 +7,7 @@
  * sphere (flattening 0); shapes (polygon containment, areas, distances to lines and polygons)
  * from s2js, a port of the S2 library that Kusto's own geospatial functions are built on.
  */
-import { BOOLEAN, DOUBLE, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, DOUBLE, VARCHAR } from '@duckdb/node-api';
 import geodesic from 'geographiclib-geodesic';
 import { s2 } from 's2js';
 import {
@@ -20,7 +20,7 @@ import {
   validLongitude,
 } from './geo-json.js';
 import { sphericalUnion } from './geo-union.js';
-import { num, scalarUdf, type UdfValue } from './scalar-udf.js';
+import { int, num, scalarUdf, type UdfValue } from './scalar-udf.js';
 
 /** S2's mean earth radius in metres (S2Earth::RadiusMeters), Kusto's sphere. */
 export const EARTH_RADIUS_M = 6371010;
@@ -318,6 +318,30 @@ export function lineLocatePoint(lineText: string | null, lng: number | undefined
   return line.uninterpolate(nearest, next);
 }
 
+// --- Covering cells --------------------------------------------------------------------------
+
+/** Kusto's limit on the tokens of one covering; past it the answer is null. */
+const MAX_COVERING_CELLS = 65536;
+
+/**
+ * The S2 cells of one level that cover the (multi)polygon, as S2's RegionCoverer finds them with
+ * its minimum and maximum level both at `level`, in cell-id order; null past 65,536 cells. A
+ * covering that must exceed the limit (the area alone needs more cells than the largest cells of
+ * the level, about twice the average, could hold) is refused before it is computed.
+ */
+export function polygonToS2Cells(polygonText: string | null, level: number | undefined): string[] | undefined {
+  const shape = polygonsOf(polygonText);
+  if (!shape || level === undefined || level < 0 || level > 30) return undefined;
+  const largestCell = ((4 * Math.PI) / (6 * 4 ** level)) * 2.1;
+  const area = shape.polygons.reduce((acc, p) => acc + p.area(), 0);
+  if (area / largestCell > MAX_COVERING_CELLS) return undefined;
+  const coverer = new s2.RegionCoverer({ minLevel: level, maxLevel: level, maxCells: MAX_COVERING_CELLS });
+  const cells = new Set<bigint>();
+  for (const p of shape.polygons) for (const id of coverer.covering(p)) cells.add(id);
+  if (cells.size > MAX_COVERING_CELLS) return undefined;
+  return [...cells].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((id) => s2.cellid.toToken(id));
+}
+
 // --- Intersection tests ----------------------------------------------------------------------
 // Kusto's shapes here contain their boundaries ("a polygon contains its vertices"): two shapes
 // intersect when their interiors overlap (S2's test) or their edges touch or cross.
@@ -409,6 +433,16 @@ export const GEO_MEASURE_UDFS = [
     }),
   () =>
     scalarUdf({ name: 'kql_geo_line_length', params: [VARCHAR], returns: DOUBLE, row: (a) => orNull(lineLength(text(a[0]))) }),
+  () =>
+    scalarUdf({
+      name: 'kql_geo_polygon_to_s2cells',
+      params: [VARCHAR, BIGINT],
+      returns: VARCHAR,
+      row: (a) => {
+        const cells = polygonToS2Cells(text(a[0]), int(a[1] ?? null));
+        return cells ? JSON.stringify(cells) : null;
+      },
+    }),
   () =>
     scalarUdf({
       name: 'kql_geo_polygon_centroid',

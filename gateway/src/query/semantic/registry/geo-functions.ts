@@ -293,6 +293,13 @@ const SPECS: GeoSpec[] = [
     returns: 'real',
     describe: 'real: the fraction 0..1 of a LineString’s length up to its point nearest the coordinate; null when invalid',
   },
+  {
+    name: 'geo_polygon_to_s2cells',
+    params: [shape('polygon'), long('level', byDefault(11))],
+    returns: 'dynamic',
+    describe:
+      'dynamic: the S2 cell tokens of level 0..30 (default 11) covering the (multi)polygon, in cell order; null when invalid or past 65,536 cells',
+  },
 ];
 
 export const GEO_FUNCTIONS: readonly ScalarFunctionEntry[] = SPECS.map((spec) => ({
