@@ -3,9 +3,10 @@
  * coordinates measured on a sphere, edges are the sphere's geodesics (great-circle arcs). The
  * radius is S2's mean earth radius, 6,371,010 m — Kusto's documented distance Seattle–Los
  * Angeles, 1546754.35197381 m, is that sphere's great-circle distance to all printed digits
- * (decision 0022). Point-to-point answers come from GeographicLib's geodesic solver on that
- * sphere (flattening 0); shapes (polygon containment, areas, distances to lines and polygons)
- * from s2js, a port of the S2 library that Kusto's own geospatial functions are built on.
+ * (decision 0022). Distances and shapes (polygon containment, areas, distances to lines and
+ * polygons) come from s2js, a port of the S2 library that Kusto's own geospatial functions are
+ * built on; bearings (azimuth, angle) from GeographicLib's geodesic solver on that sphere
+ * (flattening 0).
  */
 import { BIGINT, BOOLEAN, DOUBLE, VARCHAR } from '@duckdb/node-api';
 import geodesic from 'geographiclib-geodesic';
@@ -40,7 +41,8 @@ export function distance2Points(lng1?: number, lat1?: number, lng2?: number, lat
   const a = valid(lng1, lat1);
   const b = valid(lng2, lat2);
   if (!a || !b) return undefined;
-  return SPHERE.Inverse(a[1], a[0], b[1], b[0]).s12 as number;
+  // S2's angle between the unit vectors (atan2 of cross and dot: exact at every distance).
+  return toPoint(a).distance(toPoint(b)) * EARTH_RADIUS_M;
 }
 
 /** Inside the spherical cap (distance ≤ radius); undefined for invalid input or a negative radius. */

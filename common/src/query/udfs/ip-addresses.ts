@@ -45,10 +45,14 @@ export function parseIp(text: string): ParsedIp | undefined {
     value = MAPPED | v4;
     ipv4Bits = true;
   } else {
-    if (address.includes('%') || !ipaddr.IPv6.isValid(address)) return undefined;
-    value = ipaddr.IPv6.parse(address)
-      .toByteArray()
-      .reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+    if (address.includes('%') || !address.includes(':')) return undefined;
+    let parts: number[];
+    try {
+      parts = ipaddr.IPv6.parse(address).parts;
+    } catch {
+      return undefined;
+    }
+    value = parts.reduce((acc, part) => (acc << 16n) | BigInt(part), 0n);
     ipv4Bits = address.includes('.');
   }
   if (prefixText === undefined) return { value, prefix: 128 };
