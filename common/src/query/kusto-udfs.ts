@@ -18,6 +18,9 @@ import erfc from '@stdlib/math-base-special-erfc';
 import punycode from 'punycode/punycode.js';
 import { parseRfcDateTime } from './rfc-datetime.js';
 import { parseTimespanText } from './timespan-text.js';
+import { GEO_CELL_UDFS } from './udfs/geo-cells.js';
+import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
+import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -223,6 +226,9 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_zlib_decompress', decodeOrEmpty(zlib.inflateSync)),
   () => textFunction('kql_gzip_compress', (s) => zlib.gzipSync(Buffer.from(s, 'utf8')).toString('base64')),
   () => textFunction('kql_gzip_decompress', decodeOrEmpty(gunzipStrict)),
+  ...IP_ADDRESS_UDFS,
+  ...GEO_CELL_UDFS,
+  ...GEO_MEASURE_UDFS,
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

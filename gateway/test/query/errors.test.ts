@@ -60,10 +60,10 @@ describe('query refusals', () => {
   });
 
   it('refuses unsupported functions by name, pointing at them', () => {
-    const query = 'Logs | extend h = geo_point_to_s2cell(1, 2)';
+    const query = 'Logs | extend h = geo_point_buffer(1, 2, 10)';
     const err = refusal(query);
-    assert.equal(err.message, "The function 'geo_point_to_s2cell' is not supported.");
-    assert.equal(pointedAt(query, err), 'geo_point_to_s2cell');
+    assert.equal(err.message, "The function 'geo_point_buffer' is not supported.");
+    assert.equal(pointedAt(query, err), 'geo_point_buffer');
   });
 
   it('refuses has_any by name', () => {

@@ -57,7 +57,7 @@ describe('query parse endpoint', () => {
       values.some((v) => v.startsWith('ago')),
       'ago offered',
     );
-    assert.ok(!values.some((v) => v.startsWith('geo_point_to_s2cell')), 'unsupported function offered');
+    assert.ok(!values.some((v) => v.startsWith('geo_point_buffer')), 'unsupported function offered');
     const column = r.suggestions?.autoCompletions.find((c) => c.value === 'host');
     assert.equal(column?.completionType, 'Column');
     assert.deepEqual(column?.token, { start: q.length, length: 0 });

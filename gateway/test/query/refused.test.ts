@@ -41,6 +41,22 @@ const SAMPLES: Record<string, string> = {
   percentilew: 'T | summarize percentilew(x, x, 50)',
   hll: 'T | summarize hll(x)',
   tdigest: 'T | summarize tdigest(x)',
+  geo_point_buffer: 'print geo_point_buffer(1, 1, 10)',
+  geo_line_buffer: 'T | extend geo_line_buffer(d, 10)',
+  geo_polygon_buffer: 'T | extend geo_polygon_buffer(d, 10)',
+  geo_line_densify: 'T | extend geo_line_densify(d)',
+  geo_polygon_densify: 'T | extend geo_polygon_densify(d)',
+  geo_line_simplify: 'T | extend geo_line_simplify(d, 10)',
+  geo_polygon_simplify: 'T | extend geo_polygon_simplify(d, 10)',
+  geo_simplify_polygons_array: 'T | extend geo_simplify_polygons_array(d, 10)',
+  geo_line_to_s2cells: 'T | extend geo_line_to_s2cells(d)',
+  geo_polygon_to_h3cells: 'T | extend geo_polygon_to_h3cells(d)',
+  geo_intersection_2lines: 'T | extend geo_intersection_2lines(d, d)',
+  geo_intersection_2polygons: 'T | extend geo_intersection_2polygons(d, d)',
+  geo_intersection_line_with_polygon: 'T | extend geo_intersection_line_with_polygon(d, d)',
+  geo_union_lines_array: 'T | extend geo_union_lines_array(d)',
+  geo_union_polygons_array: 'T | extend geo_union_polygons_array(d)',
+  geo_info_from_ip_address: 'T | extend geo_info_from_ip_address(s)',
 };
 
 function refusedList(): string[] {

@@ -5,8 +5,10 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { GEO_FUNCTIONS } from './geo-functions.js';
 import { HASH_FUNCTIONS } from './hash-functions.js';
 import { IP_FUNCTIONS } from './ip-functions.js';
+import { IPV6_FUNCTIONS } from './ipv6-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
@@ -97,4 +99,6 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...MATH_FUNCTIONS,
   ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
+  ...IPV6_FUNCTIONS,
+  ...GEO_FUNCTIONS,
 ];
