@@ -9,9 +9,10 @@
  * Names carry the `kql_` prefix so they cannot shadow a DuckDB function; none reads files,
  * settings or the environment.
  */
-import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
+import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -47,6 +48,33 @@ function xxhash64Function(): DuckDBScalarFunction {
   });
 }
 
+/**
+ * The weighted-values state of percentilew and tdigest (weighted-values.ts): `kql_weighted_compact`
+ * sorts and merges a JSON list of [value, weight] pairs; `kql_weighted_percentile` reads the
+ * nearest-rank weighted percentile from one (null when it holds no weight).
+ */
+function weightedCompactFunction(): DuckDBScalarFunction {
+  return textFunction('kql_weighted_compact', (s) => JSON.stringify(compactWeighted(s)));
+}
+
+function weightedPercentileFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_weighted_percentile',
+    returnType: DOUBLE,
+    parameterTypes: [VARCHAR, DOUBLE],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const states = input.getColumnVector(0);
+      const ps = input.getColumnVector(1);
+      for (let row = 0; row < input.rowCount; row++) {
+        const s = states.getItem(row);
+        const p = ps.getItem(row);
+        output.setItem(row, typeof s === 'string' && typeof p === 'number' ? weightedPercentile(compactWeighted(s), p) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -66,6 +94,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
+  weightedCompactFunction,
+  weightedPercentileFunction,
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

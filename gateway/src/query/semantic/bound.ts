@@ -21,6 +21,8 @@ export interface Bound {
   json?: { base: Sql; path: string[] };
   /** The SQL value is never NULL. */
   notNull?: boolean;
+  /** The type given by a `typeof(T)` argument (the Bound itself is the type's name as a string). */
+  typeLiteral?: KqlType;
   span: Span;
 }
 

@@ -137,6 +137,8 @@ export class ExprBinder {
         return this.between(expr);
       case 'star':
         throw queryError("'*' is not allowed here.", expr.span);
+      case 'typeof':
+        throw queryError('typeof(…) is only allowed as an argument of a function that takes a type.', expr.span);
     }
   }
 
@@ -444,7 +446,10 @@ export class ExprBinder {
       if (aggregateFunction(name)) throw queryError(`The aggregate '${call.name}' is only allowed in summarize.`, call.nameSpan);
       throw unsupportedFunction(call.name, call.nameSpan);
     }
-    const args = call.args.map((a) => this.bind(a));
+    // typeof(T) binds as the type's name, marked, for the functions that take a type.
+    const args = call.args.map((a): Bound =>
+      a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
+    );
     return fn.bind(args, call, this);
   }
 }

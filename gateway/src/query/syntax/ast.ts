@@ -27,7 +27,9 @@ export type Expr =
   | { kind: 'unary'; op: '-' | '+'; operand: Expr; span: Span }
   | { kind: 'in'; op: string; opSpan: Span; left: Expr; list: Expr[]; span: Span }
   | { kind: 'between'; negated: boolean; left: Expr; low: Expr; high: Expr; span: Span }
-  | { kind: 'star'; span: Span };
+  | { kind: 'star'; span: Span }
+  /** `typeof(T)`, a type given as a function argument (`percentile_tdigest(t, 50, typeof(long))`). */
+  | { kind: 'typeof'; type: KqlType; span: Span };
 
 /** `name = expr` or a bare expression in project/extend/summarize lists. */
 export interface NamedExpr {

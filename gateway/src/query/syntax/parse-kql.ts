@@ -892,6 +892,11 @@ class Converter {
       }
       case 'StarExpression':
         return { kind: 'star', span };
+      case 'TypeOfLiteralExpression': {
+        const types = elements(node, 'Types');
+        if (types.length !== 1) throw queryError('typeof() takes one type here.', span);
+        return { kind: 'typeof', type: this.typeOf(types[0] as KNode), span };
+      }
       case 'ToScalarExpression':
         throw queryError("'toscalar' is not supported yet.", span);
       case 'HasAnyExpression':

@@ -9,6 +9,7 @@ import { HASH_FUNCTIONS } from './hash-functions.js';
 import { IP_FUNCTIONS } from './ip-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
+import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
@@ -92,4 +93,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...MATH_FUNCTIONS,
   ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
+  ...SKETCH_FUNCTIONS,
 ];
