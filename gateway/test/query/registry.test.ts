@@ -127,6 +127,21 @@ const SAMPLES: Record<string, string> = {
   stdevp: 'stdevp(x)',
   variancep: 'variancep(y)',
   percentiles_array: 'percentiles_array(x, 50, 95)',
+  percentilew: 'percentilew(x, x, 50)',
+  percentilesw: 'percentilesw(y, x, 50, 95.5)',
+  percentilesw_array: 'percentilesw_array(x, x, 50, 90)',
+  hll: 'hll(s)',
+  hll_if: 'hll_if(x, b)',
+  hll_merge: 'hll_merge(d)',
+  tdigest: 'tdigest(x, x)',
+  tdigest_merge: 'tdigest_merge(d)',
+  covariance: 'covariance(x, y)',
+  covariancep: 'covariancep(y, x)',
+  covarianceif: 'covarianceif(x, y, b)',
+  covariancepif: 'covariancepif(x, y, b)',
+  dcount_hll: 'dcount_hll(d)',
+  percentile_tdigest: 'percentile_tdigest(d, 50, typeof(long))',
+  percentiles_array_tdigest: 'percentiles_array_tdigest(d, 50, 90)',
   strcat_delim: 'strcat_delim("-", s, x)',
   strcat_array: 'strcat_array(d, ",")',
   strrep: 'strrep(s, 2, ",")',
@@ -231,6 +246,12 @@ const SAMPLES: Record<string, string> = {
   punycode_domain_to_string: 'punycode_domain_to_string(s)',
 };
 
+/** The scalar form's sample where a name is both an aggregate and a scalar function. */
+const SCALAR_SAMPLES: Record<string, string> = {
+  hll_merge: 'hll_merge(d, d)',
+  tdigest_merge: 'tdigest_merge(d, d)',
+};
+
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };
 
 function kustoColumns(query: string): string[] {
@@ -299,7 +320,7 @@ describe('function registry', () => {
     const mismatches: string[] = [];
     for (const f of allFunctions()) {
       if (f.origin === 'product') continue; // Kusto does not know the product's own names
-      const sample = SAMPLES[f.name];
+      const sample = (f.kind === 'scalar' ? SCALAR_SAMPLES[f.name] : undefined) ?? SAMPLES[f.name];
       assert.ok(sample, `no sample call for ${f.name}`);
       const query = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | serialize | project ${sample}`;
       let engine: string[];
