@@ -9,9 +9,19 @@
  * Names carry the `kql_` prefix so they cannot shadow a DuckDB function; none reads files,
  * settings or the environment.
  */
-import { BIGINT, DOUBLE, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBConnection,
+  DuckDBScalarFunction,
+  type DuckDBType,
+  type DuckDBVector,
+  VARCHAR,
+} from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
+import { arrayIff, arrayRotateLeft, arrayShiftLeft, arraySort, arraySplit, bagMerge, treepath } from './dynamic-values.js';
 import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
@@ -75,6 +85,49 @@ function weightedPercentileFunction(): DuckDBScalarFunction {
   });
 }
 
+/** An argument of a dynamic-value function: JSON text (parsed), a long or a bool. */
+type ArgKind = 'json' | 'long' | 'bool';
+const DUCK_TYPE: Record<ArgKind, DuckDBType> = { json: VARCHAR, long: BIGINT, bool: BOOLEAN };
+
+/**
+ * A function over dynamic values (dynamic-values.ts) taking JSON text and returning JSON text:
+ * a null long or bool argument, or `undefined` from `f`, gives null; a JSON argument that does not
+ * parse reads as null.
+ */
+function jsonFunction(name: string, kinds: ArgKind[], f: (args: unknown[]) => unknown): () => DuckDBScalarFunction {
+  return () =>
+    DuckDBScalarFunction.create({
+      name,
+      returnType: VARCHAR,
+      parameterTypes: kinds.map((k) => DUCK_TYPE[k]),
+      mainFunction: (_info, input, output: DuckDBVector) => {
+        const vectors = kinds.map((_, i) => input.getColumnVector(i));
+        for (let row = 0; row < input.rowCount; row++) {
+          const values: unknown[] = [];
+          let missing = false;
+          kinds.forEach((k, i) => {
+            const v = (vectors[i] as DuckDBVector).getItem(row);
+            if (k === 'json') values.push(parseOrNull(v));
+            else if (v === null || v === undefined) missing = true;
+            else values.push(k === 'long' ? Number(v) : v);
+          });
+          const out = missing ? undefined : f(values);
+          output.setItem(row, out === undefined ? null : JSON.stringify(out));
+        }
+        output.flush();
+      },
+    });
+}
+
+function parseOrNull(v: unknown): unknown {
+  if (typeof v !== 'string') return null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
+  }
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -96,6 +149,16 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Function,
   weightedCompactFunction,
   weightedPercentileFunction,
+  jsonFunction('kql_array_sort', ['json', 'bool', 'bool'], ([a, desc, nullsLast]) =>
+    arraySort(a, desc === true, nullsLast === true),
+  ),
+  jsonFunction('kql_array_split', ['json', 'json'], ([a, i]) => arraySplit(a, i)),
+  jsonFunction('kql_array_rotate_left', ['json', 'long'], ([a, n]) => arrayRotateLeft(a, n as number)),
+  jsonFunction('kql_array_shift_left', ['json', 'long', 'json'], ([a, n, fill]) => arrayShiftLeft(a, n as number, fill as never)),
+  jsonFunction('kql_array_iff', ['json', 'json', 'json'], ([c, t, f]) => arrayIff(c, t, f)),
+  // The bags come as one JSON array (json_array(b1, b2, …)): the function takes 2 to 64 of them.
+  jsonFunction('kql_bag_merge', ['json'], ([bags]) => (Array.isArray(bags) ? bagMerge(bags) : undefined)),
+  jsonFunction('kql_treepath', ['json'], ([v]) => treepath(v)),
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

@@ -71,12 +71,13 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
     const r = await run(
       'datatable(ReqCount:long, LatencyBucket:long)[8, 10, 6, 20, 3, 30, 1, 40] | summarize percentilesw(LatencyBucket, ReqCount, 50, 75, 99.9)',
     );
-    assert.deepEqual(r.columns.map((c) => `${c.name}:${c.type}`), [
-      'percentile_LatencyBucket_50:Int64',
-      'percentile_LatencyBucket_75:Int64',
-      'percentile_LatencyBucket_99_9:Int64',
+    assert.deepEqual(
+      r.columns.map((c) => `${c.name}:${c.type}`),
+      ['percentile_LatencyBucket_50:Int64', 'percentile_LatencyBucket_75:Int64', 'percentile_LatencyBucket_99_9:Int64'],
+    );
+    assert.deepEqual(r.results, [
+      { percentile_LatencyBucket_50: 20, percentile_LatencyBucket_75: 20, percentile_LatencyBucket_99_9: 40 },
     ]);
-    assert.deepEqual(r.results, [{ percentile_LatencyBucket_50: 20, percentile_LatencyBucket_75: 20, percentile_LatencyBucket_99_9: 40 }]);
     const a = await run(
       'datatable(ReqCount:long, LatencyBucket:long)[8, 10, 6, 20, 3, 30, 1, 40] | summarize percentilesw_array(LatencyBucket, ReqCount, 50, 75, 99.9)',
     );
@@ -88,7 +89,10 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
     const times = LOGS.map((l) => [l.timestamp.getTime(), 2] as [number, number]);
     const spans = LOGS.filter((l) => l.duration !== null).map((l) => [Number(l.duration), 1] as [number, number]);
     const row = r.results[0] as Record<string, unknown>;
-    assert.equal(row.percentile_timestamp_25, new Date(expandedPercentile(times, 25) as number).toISOString().replace('Z', '0000Z'));
+    assert.equal(
+      row.percentile_timestamp_25,
+      new Date(expandedPercentile(times, 25) as number).toISOString().replace('Z', '0000Z'),
+    );
     assert.deepEqual(
       r.columns.map((c) => c.type),
       ['DateTime', 'TimeSpan'],
@@ -100,7 +104,9 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
   });
 
   it('hll → hll_merge → dcount_hll agrees with dcount, per level and over all levels (hll_if too)', async () => {
-    const rows = await perLevel('Logs | summarize d = dcount(host), h = dcount_hll(hll(host)), hi = dcount_hll(hll_if(latencyMs, ok == true)) by level');
+    const rows = await perLevel(
+      'Logs | summarize d = dcount(host), h = dcount_hll(hll(host)), hi = dcount_hll(hll_if(latencyMs, ok == true)) by level',
+    );
     for (const level of LEVELS) {
       const ls = byLevel(level);
       const row = rows.get(level) as Record<string, unknown>;
@@ -108,7 +114,9 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
       assert.equal(row.h, row.d);
       assert.equal(row.hi, new Set(ls.filter((l) => l.ok === true && l.latencyMs !== null).map((l) => l.latencyMs)).size);
     }
-    const all = await run('Logs | summarize h = hll(latencyMs, 2) by level | summarize m = hll_merge(h) | project n = dcount_hll(m)');
+    const all = await run(
+      'Logs | summarize h = hll(latencyMs, 2) by level | summarize m = hll_merge(h) | project n = dcount_hll(m)',
+    );
     assert.deepEqual(all.results, [{ n: new Set(LOGS.filter((l) => l.latencyMs !== null).map((l) => l.latencyMs)).size }]);
     // The scalar merge of two sketches, row by row; a non-sketch is skipped, none at all gives null.
     const two = await run(
@@ -165,10 +173,38 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
       const row = rows.get(level) as Record<string, unknown>;
       const ok = ls.filter((l) => l.ok === true);
       const web = ls.filter((l) => l.host === 'web-1');
-      close(row.covariance_latencyMs, covariance(ls.map((l) => l.latencyMs), ls.map((l) => l.ratio), false));
-      close(row.covariancep_ratio, covariance(ls.map((l) => l.ratio), ls.map((l) => l.latencyMs), true));
-      close(row.covarianceif_latencyMs, covariance(ok.map((l) => l.latencyMs), ok.map((l) => l.ratio), false));
-      close(row.covariancepif_latencyMs, covariance(web.map((l) => l.latencyMs), web.map((l) => l.latencyMs), true));
+      close(
+        row.covariance_latencyMs,
+        covariance(
+          ls.map((l) => l.latencyMs),
+          ls.map((l) => l.ratio),
+          false,
+        ),
+      );
+      close(
+        row.covariancep_ratio,
+        covariance(
+          ls.map((l) => l.ratio),
+          ls.map((l) => l.latencyMs),
+          true,
+        ),
+      );
+      close(
+        row.covarianceif_latencyMs,
+        covariance(
+          ok.map((l) => l.latencyMs),
+          ok.map((l) => l.ratio),
+          false,
+        ),
+      );
+      close(
+        row.covariancepif_latencyMs,
+        covariance(
+          web.map((l) => l.latencyMs),
+          web.map((l) => l.latencyMs),
+          true,
+        ),
+      );
     }
   });
 
@@ -194,11 +230,17 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
   });
 
   it('refuses bad arguments by name', async () => {
-    await refused('Logs | summarize percentilew(latencyMs, 1, 101)', /percentile of 'percentilew' must be a constant between 0 and 100/);
+    await refused(
+      'Logs | summarize percentilew(latencyMs, 1, 101)',
+      /percentile of 'percentilew' must be a constant between 0 and 100/,
+    );
     await refused('Logs | summarize percentilew(host, 1, 50)', /argument of 'percentilew' must be/);
     await refused('Logs | summarize hll(host, 9)', /accuracy of 'hll' must be a constant from 0 to 4/);
     await refused('Logs | summarize hll_merge(host)', /must be dynamic/);
-    await refused('Logs | summarize t = tdigest(latencyMs) | project percentile_tdigest(t, 50, typeof(string))', /returns long, real, datetime or timespan/);
+    await refused(
+      'Logs | summarize t = tdigest(latencyMs) | project percentile_tdigest(t, 50, typeof(string))',
+      /returns long, real, datetime or timespan/,
+    );
     await refused('Logs | summarize t = tdigest(latencyMs) | project percentile_tdigest(t, 50, "long")', /must be typeof/);
     await refused('print typeof(long)', /typeof\(…\) is only allowed as an argument/);
     await refused('Logs | summarize covariance(latencyMs, host)', /must be long or real/);

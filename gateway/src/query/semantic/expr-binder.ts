@@ -447,8 +447,9 @@ export class ExprBinder {
       throw unsupportedFunction(call.name, call.nameSpan);
     }
     // typeof(T) binds as the type's name, marked, for the functions that take a type.
-    const args = call.args.map((a): Bound =>
-      a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
+    const args = call.args.map(
+      (a): Bound =>
+        a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
     );
     return fn.bind(args, call, this);
   }

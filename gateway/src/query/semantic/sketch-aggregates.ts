@@ -12,8 +12,8 @@ import {
   type AggregateDef,
   type AggregateEnv,
   type AggregateOutput,
-  args,
   argName,
+  args,
   filterClause,
   finalCol,
   jsonList,
@@ -24,8 +24,8 @@ import {
   single,
 } from './aggregates.js';
 import { type Bound, coerce } from './bound.js';
-import type { Column } from './rel.js';
 import { numberForName } from './naming.js';
+import type { Column } from './rel.js';
 import {
   fromTdigestNumber,
   hllFromList,
@@ -121,7 +121,13 @@ export const tdigestDef: AggregateDef = (call, row, env) => {
   args(call, 1, 2);
   const x = tdigestValue(row.bind(call.args[0] as Expr), call);
   const w = call.args[1] ? weightArg(row.bind(call.args[1]), call) : sql`1.0`;
-  return single(env, weightedPartial(x, w, env), 'VARCHAR', (p) => tdigestFrom(mergedWeighted(p), sql`${str(x.type)}`), 'dynamic');
+  return single(
+    env,
+    weightedPartial(x, w, env),
+    'VARCHAR',
+    (p) => tdigestFrom(mergedWeighted(p), sql`${str(x.type)}`),
+    'dynamic',
+  );
 };
 
 /**
@@ -149,7 +155,9 @@ export const tdigestMergeDef: AggregateDef = (call, row, env) => {
   return {
     part: {
       partials: [pairs, type],
-      finals: [{ col: f, sql: sql`(CASE WHEN ${mergedType} IS NOT NULL THEN ${tdigestFrom(mergedWeighted(pp), mergedType)} END)` }],
+      finals: [
+        { col: f, sql: sql`(CASE WHEN ${mergedType} IS NOT NULL THEN ${tdigestFrom(mergedWeighted(pp), mergedType)} END)` },
+      ],
     },
     outputs: [{ value: ref(f), type: 'dynamic' }],
   };

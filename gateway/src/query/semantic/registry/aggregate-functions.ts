@@ -23,14 +23,7 @@ import {
   takeAnyDef,
   varianceDef,
 } from '../aggregates.js';
-import {
-  covarianceDef,
-  hllDef,
-  hllMergeDef,
-  tdigestDef,
-  tdigestMergeDef,
-  weightedPercentileDef,
-} from '../sketch-aggregates.js';
+import { covarianceDef, hllDef, hllMergeDef, tdigestDef, tdigestMergeDef, weightedPercentileDef } from '../sketch-aggregates.js';
 import type { AggregateEntry, NamingRule } from './types.js';
 
 function agg(

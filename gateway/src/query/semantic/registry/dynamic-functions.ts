@@ -21,12 +21,12 @@ const result = (type: Bound['type'], s: Sql, call: CallExpr, notNull = false): B
 });
 
 /** A dynamic argument (anything else converts as todynamic would). */
-function dyn(b: Bound, call: CallExpr): Sql {
+export function dyn(b: Bound, call: CallExpr): Sql {
   return b.type === 'dynamic' ? b.sql : convert(b, 'dynamic', call.name).sql;
 }
 
 /** A value as an element of a packed array or bag: a string stays a string (it is not parsed). */
-function element(b: Bound, call: CallExpr): Sql {
+export function element(b: Bound, call: CallExpr): Sql {
   if (b.type === 'string') return sql`to_json(${strSql(b)})`;
   return dyn(b, call);
 }

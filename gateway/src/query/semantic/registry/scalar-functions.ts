@@ -5,12 +5,13 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { DYNAMIC_RESHAPE_FUNCTIONS } from './dynamic-reshape-functions.js';
 import { HASH_FUNCTIONS } from './hash-functions.js';
 import { IP_FUNCTIONS } from './ip-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
-import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -87,6 +88,7 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
+  ...DYNAMIC_RESHAPE_FUNCTIONS,
   ...ROW_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...DATETIME_FUNCTIONS,

@@ -116,10 +116,15 @@ function fn(name: string, signatures: string[], returns: string, naming: NamingR
 }
 
 export const SKETCH_FUNCTIONS: readonly ScalarFunctionEntry[] = [
-  fn('dcount_hll', ['dcount_hll(hll: dynamic): long'], 'long: the distinct count of an hll() sketch (exact); null for a non-sketch', {
-    kind: 'prefix',
-    prefix: 'dcount_hll',
-  }),
+  fn(
+    'dcount_hll',
+    ['dcount_hll(hll: dynamic): long'],
+    'long: the distinct count of an hll() sketch (exact); null for a non-sketch',
+    {
+      kind: 'prefix',
+      prefix: 'dcount_hll',
+    },
+  ),
   fn(
     'hll_merge',
     ['hll_merge(hll1: dynamic, hll2: dynamic, ...): dynamic'],
