@@ -36,7 +36,6 @@ import {
   type TdigestType,
   tdigestFrom,
   tdigestNumber,
-  tdigestValuesText,
   weightedPercentileNumber,
 } from './sketch-format.js';
 
