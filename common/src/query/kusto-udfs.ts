@@ -22,6 +22,18 @@ import {
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
 import { arrayIff, arrayRotateLeft, arrayShiftLeft, arraySort, arraySplit, bagMerge, treepath } from './dynamic-values.js';
+import {
+  base64FromArray,
+  base64FromGuid,
+  base64ToArray,
+  base64ToGuid,
+  formatBytes,
+  parseCsv,
+  parsePath,
+  parseUrl,
+  parseUrlQuery,
+  urlEncodeForm,
+} from './text-values.js';
 import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
@@ -86,15 +98,20 @@ function weightedPercentileFunction(): DuckDBScalarFunction {
 }
 
 /** An argument of a dynamic-value function: JSON text (parsed), a long or a bool. */
-type ArgKind = 'json' | 'long' | 'bool';
-const DUCK_TYPE: Record<ArgKind, DuckDBType> = { json: VARCHAR, long: BIGINT, bool: BOOLEAN };
+type ArgKind = 'json' | 'text' | 'long' | 'real' | 'bool';
+const DUCK_TYPE: Record<ArgKind, DuckDBType> = { json: VARCHAR, text: VARCHAR, long: BIGINT, real: DOUBLE, bool: BOOLEAN };
 
 /**
- * A function over dynamic values (dynamic-values.ts) taking JSON text and returning JSON text:
- * a null long or bool argument, or `undefined` from `f`, gives null; a JSON argument that does not
- * parse reads as null.
+ * A function over dynamic values or text (dynamic-values.ts, text-values.ts): JSON arguments are
+ * parsed (text that does not parse reads as null); a null argument of another kind, or `undefined`
+ * from `f`, gives null. The result is JSON text, or with `returns: 'text'` the string itself.
  */
-function jsonFunction(name: string, kinds: ArgKind[], f: (args: unknown[]) => unknown): () => DuckDBScalarFunction {
+function jsonFunction(
+  name: string,
+  kinds: ArgKind[],
+  f: (args: unknown[]) => unknown,
+  returns: 'json' | 'text' = 'json',
+): () => DuckDBScalarFunction {
   return () =>
     DuckDBScalarFunction.create({
       name,
@@ -109,10 +126,10 @@ function jsonFunction(name: string, kinds: ArgKind[], f: (args: unknown[]) => un
             const v = (vectors[i] as DuckDBVector).getItem(row);
             if (k === 'json') values.push(parseOrNull(v));
             else if (v === null || v === undefined) missing = true;
-            else values.push(k === 'long' ? Number(v) : v);
+            else values.push(k === 'long' || k === 'real' ? Number(v) : v);
           });
           const out = missing ? undefined : f(values);
-          output.setItem(row, out === undefined ? null : JSON.stringify(out));
+          output.setItem(row, out === undefined ? null : returns === 'text' ? String(out) : JSON.stringify(out));
         }
         output.flush();
       },
@@ -159,6 +176,21 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   // The bags come as one JSON array (json_array(b1, b2, …)): the function takes 2 to 64 of them.
   jsonFunction('kql_bag_merge', ['json'], ([bags]) => (Array.isArray(bags) ? bagMerge(bags) : undefined)),
   jsonFunction('kql_treepath', ['json'], ([v]) => treepath(v)),
+  jsonFunction('kql_parse_url', ['text'], ([u]) => parseUrl(u as string)),
+  jsonFunction('kql_parse_urlquery', ['text'], ([q]) => parseUrlQuery(q as string)),
+  jsonFunction('kql_parse_path', ['text'], ([p]) => parsePath(p as string)),
+  jsonFunction('kql_parse_csv', ['text'], ([t]) => parseCsv(t as string)),
+  jsonFunction(
+    'kql_format_bytes',
+    ['real', 'long', 'text'],
+    ([n, p, u]) => formatBytes(n as number, p as number, u as string),
+    'text',
+  ),
+  jsonFunction('kql_url_encode', ['text'], ([t]) => urlEncodeForm(t as string), 'text'),
+  jsonFunction('kql_base64_from_array', ['json'], ([a]) => base64FromArray(a), 'text'),
+  jsonFunction('kql_base64_to_array', ['text'], ([t]) => base64ToArray(t as string)),
+  jsonFunction('kql_base64_from_guid', ['text'], ([g]) => base64FromGuid(g as string), 'text'),
+  jsonFunction('kql_base64_to_guid', ['text'], ([t]) => base64ToGuid(t as string), 'text'),
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

@@ -12,6 +12,7 @@ import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql } 
 import { evalBinary, evalNegate } from './const-eval.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
+import { affixRegex, hasAnyAll } from './term-operators.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
 export interface AggregateSink {
@@ -57,6 +58,14 @@ const STRING_OPERATORS = new Set([
   '!endswith',
   'endswith_cs',
   '!endswith_cs',
+  'hasprefix',
+  '!hasprefix',
+  'hasprefix_cs',
+  '!hasprefix_cs',
+  'hassuffix',
+  '!hassuffix',
+  'hassuffix_cs',
+  '!hassuffix_cs',
   'matches regex',
   '=~',
   '!~',
@@ -347,6 +356,19 @@ export class ExprBinder {
         s = sql`regexp_matches(${subject}, ${prefix} || regexp_escape(${strSql(r)}) || '(?:[^\\p{L}\\p{N}]|$)')`;
         break;
       }
+      case 'hasprefix':
+      case 'hasprefix_cs':
+      case 'hassuffix':
+      case 'hassuffix_cs': {
+        if (needle === undefined) throw queryError(`'${op}' needs a constant string on its right.`, r.span);
+        if (needle === '') {
+          s = sql`true`;
+          break;
+        }
+        const kind = base.startsWith('hasprefix') ? 'prefix' : 'suffix';
+        s = sql`regexp_matches(${subject}, ${str(affixRegex(needle, kind, base.endsWith('_cs')))})`;
+        break;
+      }
       case 'contains':
         s = sql`contains(lower(${subject}), lower(${strSql(r)}))`;
         break;
@@ -384,6 +406,13 @@ export class ExprBinder {
 
   private inList(expr: Extract<Expr, { kind: 'in' }>, predicate: boolean): Bound {
     const op = expr.op;
+    if (op === 'has_any' || op === 'has_all')
+      return hasAnyAll(
+        op,
+        this.bind(expr.left),
+        expr.list.map((e) => this.bind(e)),
+        expr.span,
+      );
     if (!['in', '!in', 'in~', '!in~'].includes(op)) throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
     const negated = op.startsWith('!');
     const ci = op.endsWith('~');

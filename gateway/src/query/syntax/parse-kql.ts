@@ -900,8 +900,18 @@ class Converter {
       case 'ToScalarExpression':
         throw queryError("'toscalar' is not supported yet.", span);
       case 'HasAnyExpression':
-      case 'HasAllExpression':
-        throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
+      case 'HasAllExpression': {
+        // Bound like `in`: a left side and a list (semantic/term-operators.ts).
+        const opToken = req(node, 'Operator');
+        return {
+          kind: 'in',
+          op: kind === 'HasAnyExpression' ? 'has_any' : 'has_all',
+          opSpan: spanOf(opToken),
+          left: this.expr(req(node, 'Left')),
+          list: elements(req(node, 'Right'), 'Expressions').map((e) => this.expr(e)),
+          span,
+        };
+      }
       default:
         if (this.isTabularNode(node)) throw queryError('A tabular expression is not allowed here.', span);
         throw queryError(`'${this.snippet(node)}' is not supported.`, span);

@@ -13,6 +13,7 @@ import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
 import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
+import { TEXT_PARSING_FUNCTIONS } from './text-parsing-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 const NONE: NamingRule = { kind: 'none' };
@@ -68,7 +69,11 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('tolower', ['tolower(value: string): string'], 'string'),
   fn('toupper', ['toupper(value: string): string'], 'string'),
   fn('strcat', ['strcat(value: any, ...): string'], 'string (1 to 64 arguments)'),
-  fn('extract', ['extract(regex: string, group: long, source: string): string'], 'string ("" when nothing matches)'),
+  fn(
+    'extract',
+    ['extract(regex: string, group: long, source: string[, typeof(T)])'],
+    'string ("" when nothing matches), or T with typeof(T) (null when nothing matches or it does not convert)',
+  ),
   fn('iff', ['iff(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
   fn('iif', ['iif(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
   fn('case', ['case(condition: bool, value: T, ..., else: T): T'], 'the common type of the values'),
@@ -96,4 +101,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
   ...SKETCH_FUNCTIONS,
+  ...TEXT_PARSING_FUNCTIONS,
 ];
