@@ -964,7 +964,7 @@ class Converter {
     const text = inner ? this.source(inner).trim() : 'null';
     if (text === 'null' || text === '') return { type: 'dynamic', value: null };
     try {
-      return { type: 'dynamic', value: JSON.stringify(JSON.parse(text)) };
+      return { type: 'dynamic', value: JSON.stringify(JSON.parse(singleQuotesAsJson(text))) };
     } catch {
       throw queryError(
         `The dynamic literal '${this.snippet(node)}' is not plain JSON, which is what is supported.`,
@@ -972,6 +972,36 @@ class Converter {
       );
     }
   }
+}
+
+/**
+ * Kusto's dynamic literals also take single-quoted strings (`dynamic(['a', 1])`): each one outside
+ * a double-quoted string is rewritten as its JSON string, so the text parses as JSON.
+ */
+function singleQuotesAsJson(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === '"') {
+      const end = closingQuote(text, i, '"');
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (c === "'") {
+      const end = closingQuote(text, i, "'");
+      out += JSON.stringify(text.slice(i + 1, end).replace(/\\(.)/g, '$1'));
+      i = end;
+    } else out += c;
+  }
+  return out;
+}
+
+/** The index of the quote that closes the string opened at `start` (the text's end when none does). */
+function closingQuote(text: string, start: number, quote: string): number {
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === quote) return i;
+  }
+  return text.length;
 }
 
 function parseRender(text: string, offset: number): RenderHint {
