@@ -22,6 +22,7 @@ import {
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
 import { arrayIff, arrayRotateLeft, arrayShiftLeft, arraySort, arraySplit, bagMerge, treepath } from './dynamic-values.js';
+import { type ParseKvOptions, parseKv } from './parse-kv.js';
 import {
   base64FromArray,
   base64FromGuid,
@@ -176,6 +177,11 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   // The bags come as one JSON array (json_array(b1, b2, …)): the function takes 2 to 64 of them.
   jsonFunction('kql_bag_merge', ['json'], ([bags]) => (Array.isArray(bags) ? bagMerge(bags) : undefined)),
   jsonFunction('kql_treepath', ['json'], ([v]) => treepath(v)),
+  // The options carry the wanted keys too: {…ParseKvOptions, keys: [...]}.
+  jsonFunction('kql_parse_kv', ['text', 'json'], ([t, o]) => {
+    const options = o as ParseKvOptions & { keys: string[] };
+    return parseKv(t as string, options, options.keys);
+  }),
   jsonFunction('kql_parse_url', ['text'], ([u]) => parseUrl(u as string)),
   jsonFunction('kql_parse_urlquery', ['text'], ([q]) => parseUrlQuery(q as string)),
   jsonFunction('kql_parse_path', ['text'], ([p]) => parsePath(p as string)),

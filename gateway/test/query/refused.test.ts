@@ -29,7 +29,6 @@ const SAMPLES: Record<string, string> = {
   evaluate: 'T | evaluate bag_unpack(d)',
   'make-series': 'T | make-series count() on timestamp step 1h',
   scan: 'T | scan with (step s1: x > 1;)',
-  'parse-kv': 'T | parse-kv s as (a:string) with (pair_delimiter=",", kv_delimiter="=")',
   search: 'T | search "x"',
   'top-nested': 'T | top-nested 3 of s by count()',
   'top-hitters': 'T | top-hitters 3 of s',
@@ -37,16 +36,7 @@ const SAMPLES: Record<string, string> = {
   facet: 'T | facet by s',
   fork: 'T | fork (take 1)',
   toscalar: 'print toscalar(T | count)',
-  bag_merge: 'T | extend bag_merge(d, d)',
-  treepath: 'T | extend treepath(d)',
-  array_sort_asc: 'T | extend array_sort_asc(d)',
-  array_split: 'T | extend array_split(d, 1)',
-  gettype: 'T | extend gettype(d)',
   row_window_session: 'T | serialize | extend row_window_session(timestamp, 1h, 5m)',
-  extract_all: 'T | extend extract_all("a", s)',
-  percentilew: 'T | summarize percentilew(x, x, 50)',
-  hll: 'T | summarize hll(x)',
-  tdigest: 'T | summarize tdigest(x)',
 };
 
 function refusedList(): string[] {

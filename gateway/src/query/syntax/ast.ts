@@ -83,9 +83,19 @@ export type Operator =
   | {
       kind: 'parse';
       mode: 'simple' | 'regex' | 'relaxed';
+      /** `flags=` of kind=regex: RE2 flags (i, m, s, U) applied to the whole pattern. */
+      flags?: string;
       where?: boolean;
       source: Expr;
       parts: ParsePatternPart[];
+      span: Span;
+    }
+  /** `parse-kv source as (key: type, …) with (…)` (semantic/parse-kv.ts). */
+  | {
+      kind: 'parse-kv';
+      source: Expr;
+      keys: { name: string; type: KqlType; span: Span }[];
+      options: ParseKvSpec;
       span: Span;
     }
   /** `as Name`: the input, also known as Name for the rest of the query. */
@@ -211,4 +221,15 @@ export interface QueryAst {
   lets: LetStatement[];
   body: TabularExpr;
   render?: RenderHint;
+}
+
+/** The `with (…)` options of parse-kv: delimiters, quotes, escapes and greedy, or a regex. */
+export interface ParseKvSpec {
+  pairDelimiter?: string;
+  kvDelimiter?: string;
+  quotes: string[];
+  escapes: string[];
+  greedy: boolean;
+  /** Two capture groups: the key, then the value. */
+  regex?: string;
 }

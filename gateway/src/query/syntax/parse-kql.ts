@@ -20,6 +20,7 @@ import type {
   LiteralValue,
   NamedExpr,
   Operator,
+  ParseKvSpec,
   ParsePatternPart,
   QueryAst,
   QueryParameter,
@@ -572,6 +573,8 @@ class Converter {
         return this.parseOperator(node);
       case 'ParseWhereOperator':
         return this.parseOperator(node, true);
+      case 'ParseKvOperator':
+        return this.parseKvOperator(node);
       case 'AsOperator': {
         for (const p of elements(node, 'Parameters')) {
           // hint.materialized only says how Kusto caches the value; the answer is the same.
@@ -736,18 +739,25 @@ class Converter {
     const op = where ? 'parse-where' : 'parse';
     const params = elements(node, 'Parameters');
     let kindValue = 'simple';
+    let flags: string | undefined;
     for (const p of params) {
       const name = this.declaredName(req(p, 'Name')).toLowerCase();
-      const value = this.source(req(p, 'Expression'))
+      const raw = this.source(req(p, 'Expression'))
         .trim()
-        .replace(/^['"]|['"]$/g, '')
-        .toLowerCase();
+        .replace(/^['"]|['"]$/g, '');
+      if (name === 'flags') {
+        // RE2's flags: i (case), m (multi-line), s (. matches \n), U (ungreedy).
+        if (!/^[imsU]+$/.test(raw)) throw queryError(`${op} flags=${raw} is not supported: use i, m, s and U.`, spanOf(p));
+        flags = raw;
+        continue;
+      }
       if (name !== 'kind') throw queryError(`The parameter '${name}' of '${op}' is not supported.`, spanOf(p));
-      kindValue = value;
+      kindValue = raw.toLowerCase();
     }
     const modes = where ? ['simple', 'regex'] : ['simple', 'regex', 'relaxed'];
     if (!modes.includes(kindValue)) throw queryError(`${op} kind=${kindValue} is not supported.`, spanOf(node));
     const mode = kindValue as 'simple' | 'regex' | 'relaxed';
+    if (flags !== undefined && mode !== 'regex') throw queryError(`${op} flags= needs kind=regex.`, spanOf(node));
     const parts: ParsePatternPart[] = [];
     for (const p of elements(node, 'Patterns')) {
       const kind = shortName(p);
@@ -769,7 +779,37 @@ class Converter {
     }
     const out: Operator = { kind: 'parse', mode, source: this.expr(req(node, 'Expression')), parts, span: spanOf(node) };
     if (where) out.where = true;
+    if (flags !== undefined && out.kind === 'parse') out.flags = flags;
     return out;
+  }
+
+  /** `parse-kv e as (k: T, …) with (pair_delimiter=…, kv_delimiter=…, quote=…, escape=…, greedy=…)` or `with (regex=…)`. */
+  private parseKvOperator(node: KNode): Operator {
+    const keys = elements(req(node, 'Keys'), 'Columns').map((c) => ({
+      name: this.declaredName(req(c, 'Name')),
+      type: this.typeOf(req(c, 'Type')),
+      span: spanOf(c),
+    }));
+    const options: ParseKvSpec = { quotes: [], escapes: [], greedy: false };
+    const withClause = prop(node, 'WithClause');
+    for (const p of withClause ? elements(withClause, 'Properties') : []) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const valueNode = req(p, 'Expression');
+      const text = () => {
+        const kind = shortName(valueNode);
+        if (kind !== 'LiteralExpression' && kind !== 'CompoundStringLiteralExpression')
+          throw queryError(`The option '${name}' of parse-kv must be a string.`, spanOf(valueNode));
+        return this.stringValue(valueNode);
+      };
+      if (name === 'pair_delimiter') options.pairDelimiter = text();
+      else if (name === 'kv_delimiter') options.kvDelimiter = text();
+      else if (name === 'quote') options.quotes.push(text());
+      else if (name === 'escape') options.escapes.push(text());
+      else if (name === 'regex') options.regex = text();
+      else if (name === 'greedy') options.greedy = this.source(valueNode).trim().toLowerCase() === 'true';
+      else throw queryError(`The option '${name}' of parse-kv is not supported.`, spanOf(p));
+    }
+    return { kind: 'parse-kv', source: this.expr(req(node, 'Expression')), keys, options, span: spanOf(node) };
   }
 
   private named(node: KNode): NamedExpr {
