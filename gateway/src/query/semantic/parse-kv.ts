@@ -32,26 +32,26 @@ export function bindParseKv(binder: ExprBinder, ids: IdAllocator, input: Rel, co
     if (d === '') throw queryError('A parse-kv delimiter cannot be empty.', op.span);
 
   const seen = new Set<string>();
-  let valueOf: (key: string) => Sql;
+  let foundValue: (key: string) => Sql;
   if (o.regex !== undefined) {
     if (captureGroups(o.regex).length !== 2)
       throw queryError('The regex of parse-kv must have exactly two capture groups: the key and the value.', op.span);
     const re = str(o.regex);
     const keys = sql`list_transform(regexp_extract_all(${text}, ${re}, 1), k -> trim(k))`;
     const values = sql`regexp_extract_all(${text}, ${re}, 2)`;
-    valueOf = (key) => sql`trim(${values}[list_position(${keys}, ${str(key)})])`;
+    foundValue = (key) => sql`trim(${values}[list_position(${keys}, ${str(key)})])`;
   } else {
     const spec = { ...o, keys: op.keys.map((k) => k.name) };
     delete spec.regex;
     const bag = sql`kql_parse_kv(${text}, ${str(JSON.stringify(spec))})`;
-    valueOf = (key) => sql`json_extract_string(${bag}, ${str(`$."${key.replaceAll('"', '')}"`)})`;
+    foundValue = (key) => sql`json_extract_string(${bag}, ${str(`$."${key.replaceAll('"', '')}"`)})`;
   }
   const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
   for (const key of op.keys) {
     if (seen.has(key.name)) throw queryError(`A column with the name '${key.name}' is already declared.`, key.span);
     seen.add(key.name);
     if (key.name.includes('"')) throw queryError('A parse-kv key cannot contain a double quote.', key.span);
-    const raw: Bound = { type: 'string', sql: valueOf(key.name), span: key.span };
+    const raw: Bound = { type: 'string', sql: foundValue(key.name), span: key.span };
     const value = key.type === 'string' ? sql`coalesce(${raw.sql}, '')` : convert(raw, key.type, 'parse-kv').sql;
     const col: Column = { name: key.name, type: key.type, id: ids.column() };
     const at = outputs.findIndex((x) => x.col.name === key.name);
