@@ -131,3 +131,24 @@ export function treepath(value: unknown): Json[] | undefined {
   walk(value, '');
   return out;
 }
+
+/** JSON text with every bag's keys sorted, so that two bags with the same slots read the same. */
+function canonical(v: Json): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isBag(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(v[k] as Json)}`)
+      .join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/**
+ * `==` between two dynamic values: null when either is null (as for other types); otherwise equal
+ * when they hold the same value — numbers by value (1 == 1.0), arrays element by element in order,
+ * bags slot by slot whatever the order of their keys (Kusto keeps no key order).
+ */
+export function dynamicEquals(a: unknown, b: unknown): boolean | null {
+  if (a === null || b === null || a === undefined || b === undefined) return null;
+  return canonical(a as Json) === canonical(b as Json);
+}

@@ -21,7 +21,16 @@ import {
 } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
-import { arrayIff, arrayRotateLeft, arrayShiftLeft, arraySort, arraySplit, bagMerge, treepath } from './dynamic-values.js';
+import {
+  arrayIff,
+  arrayRotateLeft,
+  arrayShiftLeft,
+  arraySort,
+  arraySplit,
+  bagMerge,
+  dynamicEquals,
+  treepath,
+} from './dynamic-values.js';
 import { type ParseKvOptions, parseKv } from './parse-kv.js';
 import {
   base64FromArray,
@@ -146,6 +155,21 @@ function parseOrNull(v: unknown): unknown {
   }
 }
 
+/** `kql_dynamic_equals(a, b)`: dynamic equality over JSON text (dynamic-values.ts); null when either is null. */
+function dynamicEqualsFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_dynamic_equals',
+    returnType: BOOLEAN,
+    parameterTypes: [VARCHAR, VARCHAR],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const [a, b] = [input.getColumnVector(0), input.getColumnVector(1)];
+      for (let row = 0; row < input.rowCount; row++)
+        output.setItem(row, dynamicEquals(parseOrNull(a.getItem(row)), parseOrNull(b.getItem(row))));
+      output.flush();
+    },
+  });
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -167,6 +191,7 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   xxhash64Function,
   weightedCompactFunction,
   weightedPercentileFunction,
+  dynamicEqualsFunction,
   jsonFunction('kql_array_sort', ['json', 'bool', 'bool'], ([a, desc, nullsLast]) =>
     arraySort(a, desc === true, nullsLast === true),
   ),

@@ -148,6 +148,21 @@ describe('dynamic reshaping functions and gettype', () => {
     }
   });
 
+  it('dynamic comparison: by value, bags whatever their key order, null against null', async () => {
+    const r = await one(`print
+      a = parse_json('{"a":1,"b":[1,{"c":2}]}') == parse_json('{"b":[1,{"c":2}],"a":1}'), b = dynamic(1) == dynamic(1.0),
+      c = dynamic([1,2]) != dynamic([2,1]), d = dynamic([1,2]) == dynamic([1,2]), e = parse_json('null') == parse_json('null'),
+      f = parse_json('"x"') == "x", g = dynamic({"a":1}) != dynamic({"a":2}), h = dynamic([1]) == parse_json('null')`);
+    assert.deepEqual(r, { a: true, b: true, c: true, d: true, e: null, f: true, g: true, h: null });
+    // Over the data: rows whose props.user equals a given bag, against JS.
+    const n = await run('Logs | where props.user == dynamic({"name": "u2", "id": 12}) | count');
+    const expected = LOGS.filter((l) => {
+      const u = (l.props as { user?: { id: number; name: string } } | null)?.user;
+      return u?.id === 12 && u.name === 'u2';
+    }).length;
+    assert.deepEqual(n.results, [{ Count: expected }]);
+  });
+
   it('refuses what it does not support by name', async () => {
     await refused('print array_sort_asc(dynamic([1]), dynamic([2]))', /several arrays .* is not supported/);
     await refused('print array_rotate_left(dynamic([1]), 1.5)', /count of 'array_rotate_left' must be a long/);

@@ -222,9 +222,9 @@ export class ExprBinder {
       if (eq && predicate && (isNonEmptyConstString(r) || isNonEmptyConstString(l))) s = sql`(${l.sql} = ${r.sql})`;
       else s = eq ? sql`(${strSql(l)} = ${strSql(r)})` : sql`(${strSql(l)} <> ${strSql(r)})`;
     } else if (type === 'dynamic') {
-      const lt = convert(l, 'string', op);
-      const rt = convert(r, 'string', op);
-      s = eq ? sql`(${lt.sql} = ${rt.sql})` : sql`(${lt.sql} <> ${rt.sql})`;
+      // By value, bags whatever their key order; null when either side is null (kusto-udfs.ts).
+      const same = sql`kql_dynamic_equals(CAST(${l.sql} AS VARCHAR), CAST(${r.sql} AS VARCHAR))`;
+      s = eq ? same : sql`(NOT ${same})`;
     } else if (l.notNull || r.notNull) {
       // One side is a value: null == value is false, null != value is true.
       if (eq) s = predicate ? sql`(${l.sql} = ${r.sql})` : sql`coalesce(${l.sql} = ${r.sql}, false)`;
