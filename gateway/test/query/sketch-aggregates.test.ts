@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { isStrataError } from '@strata/common';
+import fc from 'fast-check';
 import { after, before, describe, it } from 'mocha';
 import { approx, closeCluster, getCluster, LOGS, type LogRow, run } from './fixture.js';
 
@@ -227,6 +228,41 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
       'Logs | where level == "none" | summarize p = percentilew(latencyMs, 1, 50), h = dcount_hll(hll(host)), t = percentile_tdigest(tdigest(latencyMs), 50), c = covariance(latencyMs, ratio)',
     );
     assert.deepEqual(r.results, [{ p: null, h: 0, t: null, c: null }]);
+  });
+
+  it('property: percentilew with weight 1 and percentile_tdigest agree with percentile; dcount_hll with dcount', async function () {
+    this.timeout(180_000);
+    const p = fc.oneof(
+      fc.integer({ min: 0, max: 100 }),
+      fc.double({ min: 0, max: 100, noNaN: true }).map((x) => Math.round(x * 10) / 10),
+    );
+    // Random values in a datatable (bound in the gateway's merge database) …
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: -1000, max: 1000 }), { minLength: 1, maxLength: 30 }), p, async (xs, pc) => {
+        const r = await run(
+          `datatable(x:long)[${xs.join(', ')}] | summarize a = percentile(x, ${pc}), b = percentilew(x, 1, ${pc}), t = tdigest(x), d = dcount(x), h = hll(x) | project a, b, c = percentile_tdigest(t, ${pc}, typeof(long)), d, e = dcount_hll(h)`,
+        );
+        const row = r.results[0] as Record<string, unknown>;
+        assert.equal(row.b, row.a);
+        assert.equal(row.c, row.a);
+        assert.equal(row.e, row.d);
+      }),
+      { numRuns: 25 },
+    );
+    // … and random slices of the log rows, spread over one worker and three.
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 2, max: 9 }), fc.integer({ min: 0, max: 8 }), p, async (m, k, pc) => {
+        const r = await run(
+          `Logs | where latencyMs % ${m} == ${k % m} | summarize a = percentile(latencyMs, ${pc}), b = percentilew(latencyMs, 1, ${pc}), t = tdigest(latencyMs), d = dcount(host), h = hll(host) by level | project level, a, b, c = percentile_tdigest(t, ${pc}, typeof(long)), d, e = dcount_hll(h)`,
+        );
+        for (const row of r.results) {
+          assert.equal(row.b, row.a);
+          assert.equal(row.c, row.a);
+          assert.equal(row.e, row.d);
+        }
+      }),
+      { numRuns: 15 },
+    );
   });
 
   it('refuses bad arguments by name', async () => {
