@@ -1,6 +1,7 @@
 /**
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
- * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule): every query
+ * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule, parse-kv,
+ * term operators, sketches, dynamic reshaping): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -54,6 +55,10 @@ const STEPS = fc.oneof(
     'sort by timestamp asc',
     'extend rn = row_number(), pl = prev(latencyMs)',
     'serialize c = row_cumsum(1)',
+    'parse-kv message as (ratio:real, GET:string) with (pair_delimiter=" ", kv_delimiter="=")',
+    'where message has_any ("user", "hello") or message hassuffix "ed"',
+    'summarize h = hll(host), t = tdigest(latencyMs, 2), p = percentilew(latencyMs, 3, 50), c = covariance(latencyMs, latencyMs) by level',
+    'extend s = array_sort_asc(props.tags), tp = treepath(props), g = gettype(props.code)',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),
