@@ -229,6 +229,12 @@ export const DYNAMIC_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('pack_array', ['pack_array(value: any, ...): dynamic'], 'dynamic array of the values (strings stay strings)'),
   fn('bag_pack', ['bag_pack(key: string, value: any, ...): dynamic'], 'dynamic property bag'),
   fn('pack', ['pack(key: string, value: any, ...): dynamic'], 'dynamic property bag (bag_pack)', 'bag_pack'),
+  fn(
+    'pack_dictionary',
+    ['pack_dictionary(key: string, value: any, ...): dynamic'],
+    'dynamic property bag (bag_pack)',
+    'bag_pack',
+  ),
   fn('bag_keys', ['bag_keys(bag: dynamic): dynamic'], 'dynamic array of the keys in order; null for a non-bag'),
   fn('bag_has_key', ['bag_has_key(bag: dynamic, key: string): bool'], 'bool (a top-level key; false for a non-bag)'),
   fn('array_length', ['array_length(array: dynamic): long'], 'long; null for a non-array'),

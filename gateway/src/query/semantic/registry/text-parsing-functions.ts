@@ -229,6 +229,21 @@ function fn(name: string, signatures: string[], returns: string, naming: NamingR
   return { kind: 'scalar', name, signatures, returns, naming, bind };
 }
 
+/** A deprecated spelling Kusto still accepts (`extractjson` for `extract_json`). */
+function alias(name: string, of: string): ScalarFunctionEntry {
+  const bind = IMPLEMENTATIONS[of];
+  if (!bind) throw new Error(`no implementation for the text function ${of}`);
+  return {
+    kind: 'scalar',
+    name,
+    signatures: [`${name}(…)`],
+    returns: `as ${of}`,
+    naming: { kind: 'none' },
+    bind,
+    origin: 'alias',
+  };
+}
+
 export const TEXT_PARSING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn(
     'extract_all',
@@ -278,4 +293,8 @@ export const TEXT_PARSING_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     'string: base64 of the GUID’s bytes in .NET order',
   ),
   fn('base64_decode_toguid', ['base64_decode_toguid(value: string): guid'], 'guid; null unless the text is base64 of 16 bytes'),
+  alias('extractall', 'extract_all'),
+  alias('extractjson', 'extract_json'),
+  alias('parseurl', 'parse_url'),
+  alias('parseurlquery', 'parse_urlquery'),
 ];
