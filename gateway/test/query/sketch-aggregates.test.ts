@@ -83,6 +83,10 @@ describe('weighted percentiles, hll, tdigest and covariance', () => {
       'datatable(ReqCount:long, LatencyBucket:long)[8, 10, 6, 20, 3, 30, 1, 40] | summarize percentilesw_array(LatencyBucket, ReqCount, 50, 75, 99.9)',
     );
     assert.deepEqual(a.results, [{ percentiles_LatencyBucket: [20, 20, 40] }]);
+    const d = await run(
+      'datatable(ReqCount:long, LatencyBucket:long)[8, 10, 6, 20, 3, 30, 1, 40] | summarize p = percentilesw_array(LatencyBucket, ReqCount, dynamic([50, 75, 99.9])), t = tdigest(LatencyBucket, ReqCount) | project p, q = percentiles_array_tdigest(t, dynamic([50, 99.9]))',
+    );
+    assert.deepEqual(d.results, [{ p: [20, 20, 40], q: [20, 40] }]);
   });
 
   it('percentilew keeps datetimes and timespans as such', async () => {

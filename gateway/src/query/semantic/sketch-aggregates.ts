@@ -44,6 +44,21 @@ type CallExpr = Extract<Expr, { kind: 'call' }>;
 /** A partial column, as the gateway's merge reads it. */
 const partialRef = (p: { id: string }): Sql => sql`${ident(p.id)}`;
 
+/**
+ * The percentiles of the array forms: constants, or one constant dynamic array of them
+ * (`percentilesw_array(x, w, dynamic([50, 90]))`).
+ */
+export function percentileList(bs: Bound[], fn: string): number[] {
+  const only = bs[0];
+  if (bs.length === 1 && only?.value?.type === 'dynamic' && only.value.value !== null) {
+    const parsed: unknown = JSON.parse(only.value.value);
+    if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((p) => typeof p === 'number' && p >= 0 && p <= 100))
+      throw queryError(`The percentiles of '${fn}' must be numbers between 0 and 100.`, only.span);
+    return parsed as number[];
+  }
+  return bs.map((b) => percentileConstant(b, fn).n);
+}
+
 /** A constant percentile between 0 and 100, with the text Kusto puts in the column name. */
 export function percentileConstant(b: Bound, fn: string): { n: number; text: string } {
   const v = b.value;
@@ -83,7 +98,10 @@ export function weightedPercentileDef(multi: boolean, asArray = false): Aggregat
     else args(call, 3);
     const x = tdigestValue(row.bind(call.args[0] as Expr), call);
     const w = weightArg(row.bind(call.args[1] as Expr), call);
-    const ps = call.args.slice(2).map((a) => percentileConstant(row.bind(a), call.name));
+    const bound = call.args.slice(2).map((a) => row.bind(a));
+    const ps = asArray
+      ? percentileList(bound, call.name).map((n) => ({ n, text: String(n) }))
+      : bound.map((b) => percentileConstant(b, call.name));
     const p = partial(env, weightedPartial(x, w, env), 'VARCHAR');
     const state = finalCol(env, 'string');
     const part = { partials: [p], finals: [{ col: state, sql: mergedWeighted(partialRef(p)) }] };

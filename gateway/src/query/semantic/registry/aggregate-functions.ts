@@ -255,7 +255,10 @@ export const AGGREGATE_FUNCTIONS: readonly AggregateEntry[] = [
   ),
   agg(
     'percentilesw_array',
-    ['percentilesw_array(value: long|real, weight: long, percentile: real, ...): dynamic'],
+    [
+      'percentilesw_array(value: long|real, weight: long, percentile: real, ...): dynamic',
+      'percentilesw_array(value: long|real, weight: long, percentiles: dynamic): dynamic',
+    ],
     'dynamic array of the weighted percentiles (nearest rank, exact)',
     NULL,
     weightedPercentileDef(true, true),

@@ -7,7 +7,7 @@ import { queryError } from '../../errors.js';
 import { join, type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { Bound } from '../bound.js';
-import { percentileConstant } from '../sketch-aggregates.js';
+import { percentileConstant, percentileList } from '../sketch-aggregates.js';
 import {
   fromTdigestNumber,
   hllFromList,
@@ -86,7 +86,7 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   percentiles_array_tdigest: (args, call) => {
     arity(call, args.length, 2, 64);
     const t = sketchArg(args[0] as Bound, call);
-    const ps = args.slice(1).map((a) => percentileConstant(a, call.name).n);
+    const ps = percentileList(args.slice(1), call.name);
     const values = ps.map((n) => percentileAsDynamic(t, n, call.span));
     return result(
       'dynamic',
@@ -145,7 +145,10 @@ export const SKETCH_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ),
   fn(
     'percentiles_array_tdigest',
-    ['percentiles_array_tdigest(tdigest: dynamic, percentile: real, ...): dynamic'],
+    [
+      'percentiles_array_tdigest(tdigest: dynamic, percentile: real, ...): dynamic',
+      'percentiles_array_tdigest(tdigest: dynamic, percentiles: dynamic): dynamic',
+    ],
     'dynamic array of the percentiles; null for an empty sketch or a non-sketch',
     { kind: 'prefix', prefix: 'percentile_tdigest' },
   ),
