@@ -11,16 +11,49 @@
  */
 
 import zlib from 'node:zlib';
-import { BIGINT, DOUBLE, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBConnection,
+  DuckDBScalarFunction,
+  type DuckDBType,
+  type DuckDBVector,
+  VARCHAR,
+} from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import erf from '@stdlib/math-base-special-erf';
 import erfc from '@stdlib/math-base-special-erfc';
 import punycode from 'punycode/punycode.js';
+import {
+  arrayIff,
+  arrayRotateLeft,
+  arrayShiftLeft,
+  arraySort,
+  arraySplit,
+  bagMerge,
+  dynamicEquals,
+  treepath,
+} from './dynamic-values.js';
+import { type ParseKvOptions, parseKv } from './parse-kv.js';
 import { parseRfcDateTime } from './rfc-datetime.js';
+import {
+  base64FromArray,
+  base64FromGuid,
+  base64ToArray,
+  base64ToGuid,
+  formatBytes,
+  parseCsv,
+  parsePath,
+  parseUrl,
+  parseUrlQuery,
+  urlEncodeForm,
+} from './text-values.js';
 import { parseTimespanText } from './timespan-text.js';
 import { GEO_CELL_UDFS } from './udfs/geo-cells.js';
 import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
 import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
+import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -197,6 +230,96 @@ function realFunction(name: string, f: (x: number) => number): DuckDBScalarFunct
   });
 }
 
+/**
+ * The weighted-values state of percentilew and tdigest (weighted-values.ts): `kql_weighted_compact`
+ * sorts and merges a JSON list of [value, weight] pairs; `kql_weighted_percentile` reads the
+ * nearest-rank weighted percentile from one (null when it holds no weight).
+ */
+function weightedCompactFunction(): DuckDBScalarFunction {
+  return textFunction('kql_weighted_compact', (s) => JSON.stringify(compactWeighted(s)));
+}
+
+function weightedPercentileFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_weighted_percentile',
+    returnType: DOUBLE,
+    parameterTypes: [VARCHAR, DOUBLE],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const states = input.getColumnVector(0);
+      const ps = input.getColumnVector(1);
+      for (let row = 0; row < input.rowCount; row++) {
+        const s = states.getItem(row);
+        const p = ps.getItem(row);
+        output.setItem(row, typeof s === 'string' && typeof p === 'number' ? weightedPercentile(compactWeighted(s), p) : null);
+      }
+      output.flush();
+    },
+  });
+}
+
+/** An argument of a dynamic-value function: JSON text (parsed), a long or a bool. */
+type ArgKind = 'json' | 'text' | 'long' | 'real' | 'bool';
+const DUCK_TYPE: Record<ArgKind, DuckDBType> = { json: VARCHAR, text: VARCHAR, long: BIGINT, real: DOUBLE, bool: BOOLEAN };
+
+/**
+ * A function over dynamic values or text (dynamic-values.ts, text-values.ts): JSON arguments are
+ * parsed (text that does not parse reads as null); a null argument of another kind, or `undefined`
+ * from `f`, gives null. The result is JSON text, or with `returns: 'text'` the string itself.
+ */
+function jsonFunction(
+  name: string,
+  kinds: ArgKind[],
+  f: (args: unknown[]) => unknown,
+  returns: 'json' | 'text' = 'json',
+): () => DuckDBScalarFunction {
+  return () =>
+    DuckDBScalarFunction.create({
+      name,
+      returnType: VARCHAR,
+      parameterTypes: kinds.map((k) => DUCK_TYPE[k]),
+      mainFunction: (_info, input, output: DuckDBVector) => {
+        const vectors = kinds.map((_, i) => input.getColumnVector(i));
+        for (let row = 0; row < input.rowCount; row++) {
+          const values: unknown[] = [];
+          let missing = false;
+          kinds.forEach((k, i) => {
+            const v = (vectors[i] as DuckDBVector).getItem(row);
+            if (k === 'json') values.push(parseOrNull(v));
+            else if (v === null || v === undefined) missing = true;
+            else values.push(k === 'long' || k === 'real' ? Number(v) : v);
+          });
+          const out = missing ? undefined : f(values);
+          output.setItem(row, out === undefined ? null : returns === 'text' ? String(out) : JSON.stringify(out));
+        }
+        output.flush();
+      },
+    });
+}
+
+function parseOrNull(v: unknown): unknown {
+  if (typeof v !== 'string') return null;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return null;
+  }
+}
+
+/** `kql_dynamic_equals(a, b)`: dynamic equality over JSON text (dynamic-values.ts); null when either is null. */
+function dynamicEqualsFunction(): DuckDBScalarFunction {
+  return DuckDBScalarFunction.create({
+    name: 'kql_dynamic_equals',
+    returnType: BOOLEAN,
+    parameterTypes: [VARCHAR, VARCHAR],
+    mainFunction: (_info, input, output: DuckDBVector) => {
+      const [a, b] = [input.getColumnVector(0), input.getColumnVector(1)];
+      for (let row = 0; row < input.rowCount; row++)
+        output.setItem(row, dynamicEquals(parseOrNull(a.getItem(row)), parseOrNull(b.getItem(row))));
+      output.flush();
+    },
+  });
+}
+
 /** Runs a conversion that throws on bad input (punycode's decoders) as one giving null. */
 const orNull =
   (f: (s: string) => string) =>
@@ -216,6 +339,39 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
+  weightedCompactFunction,
+  weightedPercentileFunction,
+  dynamicEqualsFunction,
+  jsonFunction('kql_array_sort', ['json', 'bool', 'bool'], ([a, desc, nullsLast]) =>
+    arraySort(a, desc === true, nullsLast === true),
+  ),
+  jsonFunction('kql_array_split', ['json', 'json'], ([a, i]) => arraySplit(a, i)),
+  jsonFunction('kql_array_rotate_left', ['json', 'long'], ([a, n]) => arrayRotateLeft(a, n as number)),
+  jsonFunction('kql_array_shift_left', ['json', 'long', 'json'], ([a, n, fill]) => arrayShiftLeft(a, n as number, fill as never)),
+  jsonFunction('kql_array_iff', ['json', 'json', 'json'], ([c, t, f]) => arrayIff(c, t, f)),
+  // The bags come as one JSON array (json_array(b1, b2, …)): the function takes 2 to 64 of them.
+  jsonFunction('kql_bag_merge', ['json'], ([bags]) => (Array.isArray(bags) ? bagMerge(bags) : undefined)),
+  jsonFunction('kql_treepath', ['json'], ([v]) => treepath(v)),
+  // The options carry the wanted keys too: {…ParseKvOptions, keys: [...]}.
+  jsonFunction('kql_parse_kv', ['text', 'json'], ([t, o]) => {
+    const options = o as ParseKvOptions & { keys: string[] };
+    return parseKv(t as string, options, options.keys);
+  }),
+  jsonFunction('kql_parse_url', ['text'], ([u]) => parseUrl(u as string)),
+  jsonFunction('kql_parse_urlquery', ['text'], ([q]) => parseUrlQuery(q as string)),
+  jsonFunction('kql_parse_path', ['text'], ([p]) => parsePath(p as string)),
+  jsonFunction('kql_parse_csv', ['text'], ([t]) => parseCsv(t as string)),
+  jsonFunction(
+    'kql_format_bytes',
+    ['real', 'long', 'text'],
+    ([n, p, u]) => formatBytes(n as number, p as number, u as string),
+    'text',
+  ),
+  jsonFunction('kql_url_encode', ['text'], ([t]) => urlEncodeForm(t as string), 'text'),
+  jsonFunction('kql_base64_from_array', ['json'], ([a]) => base64FromArray(a), 'text'),
+  jsonFunction('kql_base64_to_array', ['text'], ([t]) => base64ToArray(t as string)),
+  jsonFunction('kql_base64_from_guid', ['text'], ([g]) => base64FromGuid(g as string), 'text'),
+  jsonFunction('kql_base64_to_guid', ['text'], ([t]) => base64ToGuid(t as string), 'text'),
   xxhash64Int64Function,
   realTextFunction,
   rfcDatetimeFunction,

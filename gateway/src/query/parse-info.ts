@@ -153,7 +153,7 @@ function completions(text: string, catalog: SchemaCatalog, cursor: number): Auto
   if (!info) return [];
   const out: AutoCompletion[] = [];
   for (const item of info.items) {
-    if (out.length >= 200) break;
+    if (out.length >= MAX_COMPLETIONS) break;
     const shown = item.matchText || item.displayText;
     const value = aliases.toReal.get(shown) ?? shown;
     const word = (/^[\w-]+/.exec(value)?.[0] ?? value).toLowerCase();
@@ -174,6 +174,13 @@ function completions(text: string, catalog: SchemaCatalog, cursor: number): Auto
   }
   return out;
 }
+
+/**
+ * At most this many completions per answer: after a `|` or in an expression Kusto offers every
+ * function it knows, and the registry (several hundred names) keeps most of them, so a smaller cap
+ * cut the alphabetical list before common names like `strlen`.
+ */
+const MAX_COMPLETIONS = 1000;
 
 /** Completions of things this engine has no notion of. ('MaterialiedView' is Kusto's spelling.) */
 const NO_COMPLETION_KINDS = new Set(['Database', 'Cluster', 'MaterialiedView', 'EntityGroup', 'Graph']);

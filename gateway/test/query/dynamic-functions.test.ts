@@ -88,7 +88,31 @@ describe('dynamic functions', () => {
       run('print bag_remove_keys(dynamic({"a": {"b": 1}}), dynamic(["$.a.b"]))'),
       /JSONPath keys is not supported/,
     );
-    await assert.rejects(run('print array_index_of(dynamic([1, 2]), 2, 1)'), /start, length or occurrence is not supported/);
+    // start, length and occurrence, as Kusto documents them.
+    const w = (
+      await run(`let arr = dynamic(["this", "is", "an", "example", "an", "example"]); print
+      i1 = array_index_of(arr, "an"), i2 = array_index_of(arr, "example", 1, 3), i3 = array_index_of(arr, "example", 1, 2),
+      i4 = array_index_of(arr, "is", 2, 4), i5 = array_index_of(arr, "example", 2, -1), i6 = array_index_of(arr, "an", 1, -1, 2),
+      i7 = array_index_of(arr, "an", 1, -1, 3), i8 = array_index_of(arr, "an", -3), i9 = array_index_of(arr, "is", -4),
+      badLength = array_index_of(arr, "an", 0, -2), badOccurrence = array_index_of(arr, "an", 0, -1, -1)`)
+    ).results[0];
+    assert.deepEqual(w, {
+      i1: 2,
+      i2: 3,
+      i3: -1,
+      i4: -1,
+      i5: 3,
+      i6: 4,
+      i7: -1,
+      i8: 4,
+      i9: -1,
+      badLength: null,
+      badOccurrence: null,
+    });
+    await assert.rejects(
+      run('print array_index_of(dynamic([1, 2]), 2, "1")'),
+      /start, length and occurrence of 'array_index_of' must be long/,
+    );
   });
 
   it('over stored rows: tag counts, key tests and array lengths match the data', async () => {

@@ -2,7 +2,7 @@
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
  * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule, and
  * part 2: toscalar, top-hitters, top-nested, evaluate pivot/bag_unpack/narrow, search, partition,
- * mv-apply): every query
+ * mv-apply, parse-kv, term operators, sketches, dynamic reshaping): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -72,6 +72,10 @@ const STEPS = fc.oneof(
     'mv-apply with_itemindex=i t = props.tags on (top 1 by tostring(t) | project t, i)',
     'mv-apply props on (extend k = 1)',
     'partition by host { $partition | where isnotnull(latencyMs) | count }',
+    'parse-kv message as (ratio:real, GET:string) with (pair_delimiter=" ", kv_delimiter="=")',
+    'where message has_any ("user", "hello") or message hassuffix "ed"',
+    'summarize h = hll(host), t = tdigest(latencyMs, 2), p = percentilew(latencyMs, 3, 50), c = covariance(latencyMs, latencyMs) by level',
+    'extend s = array_sort_asc(props.tags), tp = treepath(props), g = gettype(props.code)',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),

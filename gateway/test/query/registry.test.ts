@@ -56,7 +56,7 @@ const SAMPLES: Record<string, string> = {
   tolower: 'tolower(s)',
   toupper: 'toupper(s)',
   strcat: 'strcat(s, x)',
-  extract: 'extract("a(b)", 1, s)',
+  extract: 'extract("a(b)", 1, s, typeof(long))',
   iff: 'iff(b, x, 2)',
   iif: 'iif(b, s, "n")',
   case: 'case(b, y, x > 1, 2.0, 0.0)',
@@ -130,6 +130,52 @@ const SAMPLES: Record<string, string> = {
   stdevp: 'stdevp(x)',
   variancep: 'variancep(y)',
   percentiles_array: 'percentiles_array(x, 50, 95)',
+  array_sort_asc: 'array_sort_asc(d)',
+  array_sort_desc: 'array_sort_desc(d, false)',
+  array_split: 'array_split(d, 2)',
+  array_rotate_left: 'array_rotate_left(d, 1)',
+  array_rotate_right: 'array_rotate_right(d, -1)',
+  array_shift_left: 'array_shift_left(d, 1)',
+  array_shift_right: 'array_shift_right(d, 1, 0)',
+  array_iff: 'array_iff(d, d, d)',
+  array_iif: 'array_iif(d, 1, 0)',
+  bag_merge: 'bag_merge(d, d)',
+  treepath: 'treepath(d)',
+  gettype: 'gettype(d)',
+  pack_all: 'pack_all(true)',
+  extract_all: 'extract_all("(a)(b)", dynamic([1]), s)',
+  extract_json: 'extract_json("$.a", s, typeof(long))',
+  parse_url: 'parse_url(s)',
+  parse_urlquery: 'parse_urlquery(s)',
+  parse_path: 'parse_path(s)',
+  parse_csv: 'parse_csv(s)',
+  format_bytes: 'format_bytes(y, 1, "KB")',
+  url_encode: 'url_encode(s)',
+  isutf8: 'isutf8(s)',
+  base64_encode_fromarray: 'base64_encode_fromarray(d)',
+  base64_decode_toarray: 'base64_decode_toarray(s)',
+  base64_encode_fromguid: 'base64_encode_fromguid(toguid(s))',
+  base64_decode_toguid: 'base64_decode_toguid(s)',
+  extractall: 'extractall("(a)", s)',
+  extractjson: 'extractjson("$.a", s)',
+  parseurl: 'parseurl(s)',
+  parseurlquery: 'parseurlquery(s)',
+  pack_dictionary: 'pack_dictionary("a", x)',
+  percentilew: 'percentilew(x, x, 50)',
+  percentilesw: 'percentilesw(y, x, 50, 95.5)',
+  percentilesw_array: 'percentilesw_array(x, x, 50, 90)',
+  hll: 'hll(s)',
+  hll_if: 'hll_if(x, b)',
+  hll_merge: 'hll_merge(d)',
+  tdigest: 'tdigest(x, x)',
+  tdigest_merge: 'tdigest_merge(d)',
+  covariance: 'covariance(x, y)',
+  covariancep: 'covariancep(y, x)',
+  covarianceif: 'covarianceif(x, y, b)',
+  covariancepif: 'covariancepif(x, y, b)',
+  dcount_hll: 'dcount_hll(d)',
+  percentile_tdigest: 'percentile_tdigest(d, 50, typeof(long))',
+  percentiles_array_tdigest: 'percentiles_array_tdigest(d, 50, 90)',
   strcat_delim: 'strcat_delim("-", s, x)',
   strcat_array: 'strcat_array(d, ",")',
   strrep: 'strrep(s, 2, ",")',
@@ -284,6 +330,12 @@ const SAMPLES: Record<string, string> = {
   punycode_domain_to_string: 'punycode_domain_to_string(s)',
 };
 
+/** The scalar form's sample where a name is both an aggregate and a scalar function. */
+const SCALAR_SAMPLES: Record<string, string> = {
+  hll_merge: 'hll_merge(d, d)',
+  tdigest_merge: 'tdigest_merge(d, d)',
+};
+
 const KUSTO_TYPE: Record<string, string> = { int: 'long' };
 
 function kustoColumns(query: string): string[] {
@@ -352,7 +404,7 @@ describe('function registry', () => {
     const mismatches: string[] = [];
     for (const f of allFunctions()) {
       if (f.origin === 'product') continue; // Kusto does not know the product's own names
-      const sample = SAMPLES[f.name];
+      const sample = (f.kind === 'scalar' ? SCALAR_SAMPLES[f.name] : undefined) ?? SAMPLES[f.name];
       assert.ok(sample, `no sample call for ${f.name}`);
       const body = f.kind === 'aggregate' ? `T | summarize ${sample}` : `T | serialize | project ${sample}`;
       const query = (SETUP[f.name] ?? '') + body;

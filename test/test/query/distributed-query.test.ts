@@ -293,6 +293,20 @@ describe('distributed queries over worker storage and gRPC', function () {
     assert.equal(row.host, last.host);
   });
 
+  it('sketches and weighted percentiles merge across workers; JS functions run on the workers', async () => {
+    const r = await both(
+      'app.logs | summarize t = tdigest(latencyMs), h = hll(host), p = percentilew(latencyMs, 2, 50), q = percentile(latencyMs, 50), d = dcount(host) | project c = percentile_tdigest(t, 50, typeof(long)), e = dcount_hll(h), p, q, d',
+    );
+    const sorted = ROWS.map((x) => x.latencyMs).sort((a, b) => a - b);
+    const median = sorted[Math.max(1, Math.ceil(sorted.length / 2)) - 1];
+    assert.deepEqual(r.results, [{ c: median, e: 3, p: median, q: median, d: 3 }]);
+    // The filter runs in each worker's fragment, through the JS functions registered there.
+    const f = await both(
+      'app.logs | where array_length(array_rotate_left(pack_array(host, level), 1)) == 2 and parse_url(strcat("http://", host, "/x")).Host == host | count',
+    );
+    assert.deepEqual(f.results, [{ Count: ROWS.length }]);
+  });
+
   it('a query error from a worker (bad regex) is a 400-kind error', async () => {
     await assert.rejects(
       query(two, 'app.logs | where host matches regex "(" | count'),

@@ -45,23 +45,23 @@ export interface AggregateEnv {
 
 export type AggregateDef = (call: CallExpr, row: ExprBinder, env: AggregateEnv) => BoundAggregate;
 
-const ref = (c: Column): Sql => sql`${ident(c.id)}`;
+export const ref = (c: Column): Sql => sql`${ident(c.id)}`;
 
 /** ` FILTER (WHERE …)` for a partial aggregate call: the `…if` condition and any other. */
-function filterClause(env: AggregateEnv, also?: Sql): Sql {
+export function filterClause(env: AggregateEnv, also?: Sql): Sql {
   const conditions = [env.filter, also].filter((c): c is Sql => c !== undefined);
   return conditions.length > 0 ? sql` FILTER (WHERE ${join(conditions, ' AND ')})` : sql``;
 }
 
-function finalCol(env: AggregateEnv, type: KqlType): Column {
+export function finalCol(env: AggregateEnv, type: KqlType): Column {
   return { name: '', type, id: env.ids.column() };
 }
 
-function partial(env: AggregateEnv, s: Sql, duckType: string): { id: string; sql: Sql; type: string } {
+export function partial(env: AggregateEnv, s: Sql, duckType: string): { id: string; sql: Sql; type: string } {
   return { id: env.ids.column(), sql: s, type: duckType };
 }
 
-function args(call: CallExpr, min: number, max = min): void {
+export function args(call: CallExpr, min: number, max = min): void {
   const n = call.args.length;
   if (n < min || n > max) {
     throw queryError(
@@ -71,7 +71,7 @@ function args(call: CallExpr, min: number, max = min): void {
   }
 }
 
-function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
+export function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
   const v = b.type === 'dynamic' ? convert(b, 'real', call.name) : b;
   if (!allowed.includes(v.type)) {
     throw queryError(`The argument of '${call.name}' must be ${allowed.join(' or ')}; this is a ${b.type}.`, b.span);
@@ -79,13 +79,13 @@ function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
   return v;
 }
 
-const argName = (call: CallExpr, i = 0): string => {
+export const argName = (call: CallExpr, i = 0): string => {
   const a = call.args[i];
   return a ? (expressionName(a) ?? '') : '';
 };
 
 /** A single-column aggregate with a partial column and a merge over it. */
-function single(
+export function single(
   env: AggregateEnv,
   partialSql: Sql,
   partialType: string,
@@ -167,14 +167,14 @@ export const minMax =
   };
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
-function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
+export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
   const v = x.type === 'string' ? strSql(x) : x.sql;
   const list = distinct ? sql`list(DISTINCT ${v})` : sql`list(${v})`;
   return sql`coalesce(to_json(${list}${filterClause(env, withNulls ? undefined : sql`${v} IS NOT NULL`)}), '[]')`;
 }
 
 /** All values of the partial JSON lists of a group, as a JSON[] list. */
-const mergedJsonList = (p: Sql): Sql => sql`flatten(list(CAST(CAST(${p} AS JSON) AS JSON[])))`;
+export const mergedJsonList = (p: Sql): Sql => sql`flatten(list(CAST(CAST(${p} AS JSON) AS JSON[])))`;
 
 export const dcountDef: AggregateDef = (call, row, env) => {
   args(call, 1, 2);

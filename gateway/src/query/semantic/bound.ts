@@ -26,6 +26,8 @@ export interface Bound {
    * subquery runs once, before any row exists, so the name cannot be used there (as in Kusto).
    */
   outsideRowContext?: boolean;
+  /** The type given by a `typeof(T)` argument (the Bound itself is the type's name as a string). */
+  typeLiteral?: KqlType;
   span: Span;
 }
 

@@ -12,6 +12,7 @@ import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql } 
 import { evalBinary, evalNegate } from './const-eval.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
+import { affixRegex, hasAnyAll } from './term-operators.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
 export interface AggregateSink {
@@ -59,6 +60,14 @@ const STRING_OPERATORS = new Set([
   '!endswith',
   'endswith_cs',
   '!endswith_cs',
+  'hasprefix',
+  '!hasprefix',
+  'hasprefix_cs',
+  '!hasprefix_cs',
+  'hassuffix',
+  '!hassuffix',
+  'hassuffix_cs',
+  '!hassuffix_cs',
   'matches regex',
   '=~',
   '!~',
@@ -142,6 +151,8 @@ export class ExprBinder {
         return this.between(expr);
       case 'star':
         throw queryError("'*' is not allowed here.", expr.span);
+      case 'typeof':
+        throw queryError('typeof(…) is only allowed as an argument of a function that takes a type.', expr.span);
     }
   }
 
@@ -218,9 +229,9 @@ export class ExprBinder {
       if (eq && predicate && (isNonEmptyConstString(r) || isNonEmptyConstString(l))) s = sql`(${l.sql} = ${r.sql})`;
       else s = eq ? sql`(${strSql(l)} = ${strSql(r)})` : sql`(${strSql(l)} <> ${strSql(r)})`;
     } else if (type === 'dynamic') {
-      const lt = convert(l, 'string', op);
-      const rt = convert(r, 'string', op);
-      s = eq ? sql`(${lt.sql} = ${rt.sql})` : sql`(${lt.sql} <> ${rt.sql})`;
+      // By value, bags whatever their key order; null when either side is null (kusto-udfs.ts).
+      const same = sql`kql_dynamic_equals(CAST(${l.sql} AS VARCHAR), CAST(${r.sql} AS VARCHAR))`;
+      s = eq ? same : sql`(NOT ${same})`;
     } else if (l.notNull || r.notNull) {
       // One side is a value: null == value is false, null != value is true.
       if (eq) s = predicate ? sql`(${l.sql} = ${r.sql})` : sql`coalesce(${l.sql} = ${r.sql}, false)`;
@@ -352,6 +363,19 @@ export class ExprBinder {
         s = sql`regexp_matches(${subject}, ${prefix} || regexp_escape(${strSql(r)}) || '(?:[^\\p{L}\\p{N}]|$)')`;
         break;
       }
+      case 'hasprefix':
+      case 'hasprefix_cs':
+      case 'hassuffix':
+      case 'hassuffix_cs': {
+        if (needle === undefined) throw queryError(`'${op}' needs a constant string on its right.`, r.span);
+        if (needle === '') {
+          s = sql`true`;
+          break;
+        }
+        const kind = base.startsWith('hasprefix') ? 'prefix' : 'suffix';
+        s = sql`regexp_matches(${subject}, ${str(affixRegex(needle, kind, base.endsWith('_cs')))})`;
+        break;
+      }
       case 'contains':
         s = sql`contains(lower(${subject}), lower(${strSql(r)}))`;
         break;
@@ -389,6 +413,13 @@ export class ExprBinder {
 
   private inList(expr: Extract<Expr, { kind: 'in' }>, predicate: boolean): Bound {
     const op = expr.op;
+    if (op === 'has_any' || op === 'has_all')
+      return hasAnyAll(
+        op,
+        this.bind(expr.left),
+        expr.list.map((e) => this.bind(e)),
+        expr.span,
+      );
     if (!['in', '!in', 'in~', '!in~'].includes(op)) throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
     const negated = op.startsWith('!');
     const ci = op.endsWith('~');
@@ -451,7 +482,11 @@ export class ExprBinder {
       if (aggregateFunction(name)) throw queryError(`The aggregate '${call.name}' is only allowed in summarize.`, call.nameSpan);
       throw unsupportedFunction(call.name, call.nameSpan);
     }
-    const args = call.args.map((a) => this.bind(a));
+    // typeof(T) binds as the type's name, marked, for the functions that take a type.
+    const args = call.args.map(
+      (a): Bound =>
+        a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
+    );
     return fn.bind(args, call, this);
   }
 }

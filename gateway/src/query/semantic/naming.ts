@@ -3,7 +3,8 @@
  * Microsoft's analyzer in the tests (test/query/naming.test.ts):
  * - a column reference keeps its name; `d.a.b` → `d_a_b`, `d["c"]` → `d_c`, `d[0]` → `d_0`;
  * - a function call is named by its registry declaration's naming rule: the first argument's
- *   name (`bin(timestamp, 1h)` → `timestamp`), `prefix_argument` (`strlen(s)` → `strlen_s`), or none;
+ *   name (`bin(timestamp, 1h)` → `timestamp`), `prefix_argument` (`strlen(s)` → `strlen_s`),
+ *   `argument_suffix` (`array_sort_asc(d)` → `d_sorted`), a fixed name (`hll_merged_result`), or none;
  * - aggregates are `prefix_argument` (`avg_latencyMs`, `count_`, `percentile_x_95`);
  * - what has no name becomes `Column1`, `Column2` …; clashes get a number suffix (`x1`, `count_1`).
  */
@@ -33,8 +34,13 @@ export function expressionName(expr: Expr): string | undefined {
     case 'call': {
       const name = expr.name.toLowerCase();
       const first = expr.args[0];
-      if (first === undefined) return undefined;
       const rule = SCALAR_NAMING.get(name);
+      if (rule?.kind === 'fixed') return rule.name;
+      if (first === undefined) return undefined;
+      if (rule?.kind === 'suffix') {
+        const arg = expressionName(first);
+        return arg === undefined ? undefined : `${arg}_${rule.suffix}`;
+      }
       if (rule?.kind === 'first-argument') return expressionName(first);
       if (rule?.kind === 'prefix') {
         const arg = expressionName(first);

@@ -31,6 +31,7 @@ import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { bindMvApply } from './mv-apply.js';
 import { expressionName, NameAllocator } from './naming.js';
+import { bindParseKv } from './parse-kv.js';
 import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
 import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
@@ -853,6 +854,8 @@ export class QueryBinder {
         return this.unionOf(input, op.tables, op.options ?? {}, op.span);
       case 'parse':
         return this.parse(input, columns, op);
+      case 'parse-kv':
+        return bindParseKv(this.exprBinder(columns), this.ids, input, columns, op);
       case 'mv-expand':
         return this.mvExpand(input, columns, op);
       case 'join':
@@ -1241,6 +1244,8 @@ export class QueryBinder {
     });
     if (captures.length === 0)
       throw queryError(`${op.where ? 'parse-where' : 'parse'} needs at least one column to extract.`, op.span);
+    // flags= (kind=regex): RE2's own flags, for the whole pattern.
+    if (op.flags !== undefined) regex = `(?${op.flags})${regex}`;
     const text = strSql(source);
     const matches = sql`regexp_matches(${text}, ${str(regex)})`;
     const seen = new Set<string>();
@@ -1400,6 +1405,7 @@ function keepsOrder(op: Operator, inputSerialized: boolean): boolean {
     case 'extend':
     case 'take':
     case 'parse':
+    case 'parse-kv':
     case 'mv-expand':
       return inputSerialized;
     default:

@@ -29,7 +29,9 @@ export type Expr =
   | { kind: 'between'; negated: boolean; left: Expr; low: Expr; high: Expr; span: Span }
   | { kind: 'star'; span: Span }
   /** `toscalar(T)`: the first column of T's first row (null without rows), computed before the query. */
-  | { kind: 'toscalar'; tabular: TabularExpr; span: Span };
+  | { kind: 'toscalar'; tabular: TabularExpr; span: Span }
+  /** `typeof(T)`, a type given as a function argument (`percentile_tdigest(t, 50, typeof(long))`). */
+  | { kind: 'typeof'; type: KqlType; span: Span };
 
 /** `name = expr` or a bare expression in project/extend/summarize lists. */
 export interface NamedExpr {
@@ -83,9 +85,19 @@ export type Operator =
   | {
       kind: 'parse';
       mode: 'simple' | 'regex' | 'relaxed';
+      /** `flags=` of kind=regex: RE2 flags (i, m, s, U) applied to the whole pattern. */
+      flags?: string;
       where?: boolean;
       source: Expr;
       parts: ParsePatternPart[];
+      span: Span;
+    }
+  /** `parse-kv source as (key: type, …) with (…)` (semantic/parse-kv.ts). */
+  | {
+      kind: 'parse-kv';
+      source: Expr;
+      keys: { name: string; type: KqlType; span: Span }[];
+      options: ParseKvSpec;
       span: Span;
     }
   /** `as Name`: the input, also known as Name for the rest of the query. */
@@ -276,4 +288,15 @@ export interface QueryAst {
   lets: LetStatement[];
   body: TabularExpr;
   render?: RenderHint;
+}
+
+/** The `with (…)` options of parse-kv: delimiters, quotes, escapes and greedy, or a regex. */
+export interface ParseKvSpec {
+  pairDelimiter?: string;
+  kvDelimiter?: string;
+  quotes: string[];
+  escapes: string[];
+  greedy: boolean;
+  /** Two capture groups: the key, then the value. */
+  regex?: string;
 }

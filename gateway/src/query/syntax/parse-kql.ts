@@ -20,6 +20,7 @@ import type {
   LiteralValue,
   NamedExpr,
   Operator,
+  ParseKvSpec,
   ParsePatternPart,
   QueryAst,
   QueryParameter,
@@ -601,6 +602,8 @@ class Converter {
         return this.parseOperator(node);
       case 'ParseWhereOperator':
         return this.parseOperator(node, true);
+      case 'ParseKvOperator':
+        return this.parseKvOperator(node);
       case 'AsOperator': {
         for (const p of elements(node, 'Parameters')) {
           // hint.materialized only says how Kusto caches the value; the answer is the same.
@@ -939,18 +942,25 @@ class Converter {
     const op = where ? 'parse-where' : 'parse';
     const params = elements(node, 'Parameters');
     let kindValue = 'simple';
+    let flags: string | undefined;
     for (const p of params) {
       const name = this.declaredName(req(p, 'Name')).toLowerCase();
-      const value = this.source(req(p, 'Expression'))
+      const raw = this.source(req(p, 'Expression'))
         .trim()
-        .replace(/^['"]|['"]$/g, '')
-        .toLowerCase();
+        .replace(/^['"]|['"]$/g, '');
+      if (name === 'flags') {
+        // RE2's flags: i (case), m (multi-line), s (. matches \n), U (ungreedy).
+        if (!/^[imsU]+$/.test(raw)) throw queryError(`${op} flags=${raw} is not supported: use i, m, s and U.`, spanOf(p));
+        flags = raw;
+        continue;
+      }
       if (name !== 'kind') throw queryError(`The parameter '${name}' of '${op}' is not supported.`, spanOf(p));
-      kindValue = value;
+      kindValue = raw.toLowerCase();
     }
     const modes = where ? ['simple', 'regex'] : ['simple', 'regex', 'relaxed'];
     if (!modes.includes(kindValue)) throw queryError(`${op} kind=${kindValue} is not supported.`, spanOf(node));
     const mode = kindValue as 'simple' | 'regex' | 'relaxed';
+    if (flags !== undefined && mode !== 'regex') throw queryError(`${op} flags= needs kind=regex.`, spanOf(node));
     const parts: ParsePatternPart[] = [];
     for (const p of elements(node, 'Patterns')) {
       const kind = shortName(p);
@@ -972,7 +982,37 @@ class Converter {
     }
     const out: Operator = { kind: 'parse', mode, source: this.expr(req(node, 'Expression')), parts, span: spanOf(node) };
     if (where) out.where = true;
+    if (flags !== undefined && out.kind === 'parse') out.flags = flags;
     return out;
+  }
+
+  /** `parse-kv e as (k: T, …) with (pair_delimiter=…, kv_delimiter=…, quote=…, escape=…, greedy=…)` or `with (regex=…)`. */
+  private parseKvOperator(node: KNode): Operator {
+    const keys = elements(req(node, 'Keys'), 'Columns').map((c) => ({
+      name: this.declaredName(req(c, 'Name')),
+      type: this.typeOf(req(c, 'Type')),
+      span: spanOf(c),
+    }));
+    const options: ParseKvSpec = { quotes: [], escapes: [], greedy: false };
+    const withClause = prop(node, 'WithClause');
+    for (const p of withClause ? elements(withClause, 'Properties') : []) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      const valueNode = req(p, 'Expression');
+      const text = () => {
+        const kind = shortName(valueNode);
+        if (kind !== 'LiteralExpression' && kind !== 'CompoundStringLiteralExpression')
+          throw queryError(`The option '${name}' of parse-kv must be a string.`, spanOf(valueNode));
+        return this.stringValue(valueNode);
+      };
+      if (name === 'pair_delimiter') options.pairDelimiter = text();
+      else if (name === 'kv_delimiter') options.kvDelimiter = text();
+      else if (name === 'quote') options.quotes.push(text());
+      else if (name === 'escape') options.escapes.push(text());
+      else if (name === 'regex') options.regex = text();
+      else if (name === 'greedy') options.greedy = this.source(valueNode).trim().toLowerCase() === 'true';
+      else throw queryError(`The option '${name}' of parse-kv is not supported.`, spanOf(p));
+    }
+    return { kind: 'parse-kv', source: this.expr(req(node, 'Expression')), keys, options, span: spanOf(node) };
   }
 
   private named(node: KNode): NamedExpr {
@@ -1116,9 +1156,24 @@ class Converter {
         }
         return { kind: 'toscalar', tabular: this.tabular(inner), span };
       }
+      case 'TypeOfLiteralExpression': {
+        const types = elements(node, 'Types');
+        if (types.length !== 1) throw queryError('typeof() takes one type here.', span);
+        return { kind: 'typeof', type: this.typeOf(types[0] as KNode), span };
+      }
       case 'HasAnyExpression':
-      case 'HasAllExpression':
-        throw queryError(`The operator '${kind === 'HasAnyExpression' ? 'has_any' : 'has_all'}' is not supported.`, span);
+      case 'HasAllExpression': {
+        // Bound like `in`: a left side and a list (semantic/term-operators.ts).
+        const opToken = req(node, 'Operator');
+        return {
+          kind: 'in',
+          op: kind === 'HasAnyExpression' ? 'has_any' : 'has_all',
+          opSpan: spanOf(opToken),
+          left: this.expr(req(node, 'Left')),
+          list: elements(req(node, 'Right'), 'Expressions').map((e) => this.expr(e)),
+          span,
+        };
+      }
       default:
         if (this.isTabularNode(node)) throw queryError('A tabular expression is not allowed here.', span);
         throw queryError(`'${this.snippet(node)}' is not supported.`, span);
@@ -1172,7 +1227,7 @@ class Converter {
     const text = inner ? this.source(inner).trim() : 'null';
     if (text === 'null' || text === '') return { type: 'dynamic', value: null };
     try {
-      return { type: 'dynamic', value: JSON.stringify(JSON.parse(text)) };
+      return { type: 'dynamic', value: JSON.stringify(JSON.parse(singleQuotesAsJson(text))) };
     } catch {
       throw queryError(
         `The dynamic literal '${this.snippet(node)}' is not plain JSON, which is what is supported.`,
@@ -1180,6 +1235,36 @@ class Converter {
       );
     }
   }
+}
+
+/**
+ * Kusto's dynamic literals also take single-quoted strings (`dynamic(['a', 1])`): each one outside
+ * a double-quoted string is rewritten as its JSON string, so the text parses as JSON.
+ */
+function singleQuotesAsJson(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === '"') {
+      const end = closingQuote(text, i, '"');
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (c === "'") {
+      const end = closingQuote(text, i, "'");
+      out += JSON.stringify(text.slice(i + 1, end).replace(/\\(.)/g, '$1'));
+      i = end;
+    } else out += c;
+  }
+  return out;
+}
+
+/** The index of the quote that closes the string opened at `start` (the text's end when none does). */
+function closingQuote(text: string, start: number, quote: string): number {
+  for (let i = start + 1; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === quote) return i;
+  }
+  return text.length;
 }
 
 function parseRender(text: string, offset: number): RenderHint {

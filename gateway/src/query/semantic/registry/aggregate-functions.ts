@@ -23,6 +23,7 @@ import {
   takeAnyDef,
   varianceDef,
 } from '../aggregates.js';
+import { covarianceDef, hllDef, hllMergeDef, tdigestDef, tdigestMergeDef, weightedPercentileDef } from '../sketch-aggregates.js';
 import type { AggregateEntry, NamingRule } from './types.js';
 
 function agg(
@@ -233,5 +234,86 @@ export const AGGREGATE_FUNCTIONS: readonly AggregateEntry[] = [
     NULL,
     percentileDef(true, true),
     { kind: 'prefix', prefix: 'percentiles' },
+  ),
+  // Sketches and weighted percentiles (decision 0021): exact states, so one worker and many agree.
+  agg(
+    'percentilew',
+    ['percentilew(value: long|real|datetime|timespan, weight: long, percentile: real)'],
+    'the type of value: the nearest-rank percentile with each value counted weight times (exact)',
+    NULL,
+    weightedPercentileDef(false),
+    { kind: 'own', describe: 'percentile_value_P (`.` in P written as `_`)' },
+  ),
+  agg(
+    'percentilesw',
+    ['percentilesw(value: long|real|datetime|timespan, weight: long, percentile: real, ...)'],
+    'one column per percentile, of the type of value (weighted nearest rank, exact)',
+    NULL,
+    weightedPercentileDef(true),
+    { kind: 'own', describe: 'percentile_value_P for each P' },
+    { multiColumn: true },
+  ),
+  agg(
+    'percentilesw_array',
+    [
+      'percentilesw_array(value: long|real, weight: long, percentile: real, ...): dynamic',
+      'percentilesw_array(value: long|real, weight: long, percentiles: dynamic): dynamic',
+    ],
+    'dynamic array of the weighted percentiles (nearest rank, exact)',
+    NULL,
+    weightedPercentileDef(true, true),
+    { kind: 'prefix', prefix: 'percentiles' },
+  ),
+  agg(
+    'hll',
+    ['hll(value: any[, accuracy: long]): dynamic'],
+    'dynamic hll sketch of the distinct values (exact; dcount_hll reads it)',
+    'a sketch of no values',
+    hllDef,
+  ),
+  agg(
+    'hll_if',
+    ['hll_if(value: any, predicate: bool[, accuracy: long]): dynamic'],
+    'as hll, over the rows where predicate holds',
+    'a sketch of no values',
+    conditional(hllDef, 3),
+  ),
+  agg(
+    'hll_merge',
+    ['hll_merge(hll: dynamic): dynamic'],
+    'dynamic hll sketch of the union of the group’s sketches (other values are skipped)',
+    'a sketch of no values',
+    hllMergeDef,
+  ),
+  agg(
+    'tdigest',
+    ['tdigest(value: long|real|datetime|timespan[, weight: long]): dynamic'],
+    'dynamic tdigest sketch of the (weighted) values (exact; percentile_tdigest reads it)',
+    'a sketch of no values',
+    tdigestDef,
+  ),
+  agg(
+    'tdigest_merge',
+    ['tdigest_merge(tdigest: dynamic): dynamic'],
+    'dynamic tdigest sketch of all values of the group’s sketches (other values are skipped)',
+    NULL,
+    tdigestMergeDef,
+    { kind: 'prefix', prefix: 'merge_tdigests' },
+  ),
+  ...(
+    [
+      ['covariance', false, false, 'sample'],
+      ['covariancep', true, false, 'population'],
+      ['covarianceif', false, true, 'sample'],
+      ['covariancepif', true, true, 'population'],
+    ] as const
+  ).map(([name, population, conditional, kind]) =>
+    agg(
+      name,
+      [`${name}(value1: long|real, value2: long|real${conditional ? ', predicate: bool' : ''}): real`],
+      `real: the ${kind} covariance of the rows where both values are set${conditional ? ' and predicate holds' : ''}`,
+      NULL,
+      covarianceDef(population, conditional),
+    ),
   ),
 ];

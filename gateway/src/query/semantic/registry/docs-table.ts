@@ -17,6 +17,10 @@ function namingText(rule: NamingRule): string {
       return "the argument's name";
     case 'prefix':
       return `\`${rule.prefix}_\` + argument`;
+    case 'suffix':
+      return `argument + \`_${rule.suffix}\``;
+    case 'fixed':
+      return `\`${rule.name}\``;
     case 'own':
       return rule.describe;
   }

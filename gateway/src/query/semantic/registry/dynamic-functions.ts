@@ -21,12 +21,12 @@ const result = (type: Bound['type'], s: Sql, call: CallExpr, notNull = false): B
 });
 
 /** A dynamic argument (anything else converts as todynamic would). */
-function dyn(b: Bound, call: CallExpr): Sql {
+export function dyn(b: Bound, call: CallExpr): Sql {
   return b.type === 'dynamic' ? b.sql : convert(b, 'dynamic', call.name).sql;
 }
 
 /** A value as an element of a packed array or bag: a string stays a string (it is not parsed). */
-function element(b: Bound, call: CallExpr): Sql {
+export function element(b: Bound, call: CallExpr): Sql {
   if (b.type === 'string') return sql`to_json(${strSql(b)})`;
   return dyn(b, call);
 }
@@ -136,18 +136,25 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
     );
   },
   array_index_of: (args, call) => {
-    if (args.length > 2)
-      throw queryError(
-        `'${call.name}' with start, length or occurrence is not supported; pass the array and the value.`,
-        call.span,
-      );
-    arity(call, args.length, 2, 2);
+    arity(call, args.length, 2, 5);
     const v = dyn(args[0] as Bound, call);
     const e = element(args[1] as Bound, call);
-    // 0-based position of the first element equal to the value (by JSON), -1 when absent.
+    for (const b of args.slice(2))
+      if (b.type !== 'long')
+        throw queryError(`The start, length and occurrence of '${call.name}' must be long; this is a ${b.type}.`, b.span);
+    const [start, length, occurrence] = [args[2]?.sql ?? sql`0`, args[3]?.sql ?? sql`-1`, args[4]?.sql ?? sql`1`];
+    // The window [from, to): a negative start counts from the end; length -1 is the rest. The
+    // occurrence-th equal element (by JSON) in it, as a 0-based position; -1 when there is none;
+    // null for a length below -1 or a negative occurrence (Kusto).
+    const n = sql`CAST(json_array_length(${v}) AS BIGINT)`;
+    const from = sql`least(greatest(CASE WHEN ${start} < 0 THEN ${n} + ${start} ELSE ${start} END, 0), ${n})`;
+    const to = sql`(CASE WHEN ${length} = -1 THEN ${n} ELSE least(${from} + ${length}, ${n}) END)`;
+    const list = texts(asList(v));
+    const hits = sql`list_filter(range(${from}, greatest(${to}, ${from})), i -> ${list}[i + 1] = CAST(${e} AS VARCHAR))`;
     return result(
       'long',
-      sql`(CASE WHEN ${isArray(v)} THEN CAST(coalesce(list_position(${texts(asList(v))}, CAST(${e} AS VARCHAR)), 0) - 1 AS BIGINT) END)`,
+      sql`(CASE WHEN NOT ${isArray(v)} OR ${length} < -1 OR ${occurrence} < 0 THEN NULL
+        ELSE CAST(coalesce(CASE WHEN ${occurrence} >= 1 THEN ${hits}[${occurrence}] END, -1) AS BIGINT) END)`,
       call,
     );
   },
@@ -229,6 +236,12 @@ export const DYNAMIC_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('pack_array', ['pack_array(value: any, ...): dynamic'], 'dynamic array of the values (strings stay strings)'),
   fn('bag_pack', ['bag_pack(key: string, value: any, ...): dynamic'], 'dynamic property bag'),
   fn('pack', ['pack(key: string, value: any, ...): dynamic'], 'dynamic property bag (bag_pack)', 'bag_pack'),
+  fn(
+    'pack_dictionary',
+    ['pack_dictionary(key: string, value: any, ...): dynamic'],
+    'dynamic property bag (bag_pack)',
+    'bag_pack',
+  ),
   fn('bag_keys', ['bag_keys(bag: dynamic): dynamic'], 'dynamic array of the keys in order; null for a non-bag'),
   fn('bag_has_key', ['bag_has_key(bag: dynamic, key: string): bool'], 'bool (a top-level key; false for a non-bag)'),
   fn('array_length', ['array_length(array: dynamic): long'], 'long; null for a non-array'),
@@ -242,8 +255,8 @@ export const DYNAMIC_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('array_sum', ['array_sum(array: dynamic): real'], 'real; null when an element is not a number or for a non-array'),
   fn(
     'array_index_of',
-    ['array_index_of(array: dynamic, value: any): long'],
-    'long: the 0-based position of the first equal element, -1 when absent; null for a non-array',
+    ['array_index_of(array: dynamic, value: any[, start: long[, length: long[, occurrence: long]]]): long'],
+    'long: the 0-based position of the occurrence-th equal element in the window, -1 when absent; null for a non-array, length < -1 or occurrence < 0',
   ),
   fn(
     'bag_remove_keys',

@@ -5,6 +5,7 @@
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
+import { DYNAMIC_RESHAPE_FUNCTIONS } from './dynamic-reshape-functions.js';
 import { GEO_FUNCTIONS } from './geo-functions.js';
 import { HASH_FUNCTIONS } from './hash-functions.js';
 import { IP_FUNCTIONS } from './ip-functions.js';
@@ -12,7 +13,9 @@ import { IPV6_FUNCTIONS } from './ipv6-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
+import { TEXT_PARSING_FUNCTIONS } from './text-parsing-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
 const NONE: NamingRule = { kind: 'none' };
@@ -73,7 +76,11 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('tolower', ['tolower(value: string): string'], 'string'),
   fn('toupper', ['toupper(value: string): string'], 'string'),
   fn('strcat', ['strcat(value: any, ...): string'], 'string (1 to 64 arguments)'),
-  fn('extract', ['extract(regex: string, group: long, source: string): string'], 'string ("" when nothing matches)'),
+  fn(
+    'extract',
+    ['extract(regex: string, group: long, source: string[, typeof(T)])'],
+    'string ("" when nothing matches), or T with typeof(T) (null when nothing matches or it does not convert)',
+  ),
   fn('iff', ['iff(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
   fn('iif', ['iif(condition: bool, then: T, else: T): T'], 'the common type of then and else'),
   fn('case', ['case(condition: bool, value: T, ..., else: T): T'], 'the common type of the values'),
@@ -93,6 +100,7 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
+  ...DYNAMIC_RESHAPE_FUNCTIONS,
   ...ROW_FUNCTIONS,
   ...STRING_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
@@ -101,4 +109,6 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...HASH_FUNCTIONS,
   ...IPV6_FUNCTIONS,
   ...GEO_FUNCTIONS,
+  ...SKETCH_FUNCTIONS,
+  ...TEXT_PARSING_FUNCTIONS,
 ];

@@ -327,14 +327,19 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     );
   },
   extract: (args, call) => {
-    arity(call, 3);
+    arity(call, 3, 4);
     const re = constString(args[0] as Bound, call, 'pattern');
     const group = constLong(args[1] as Bound, call, 'capture group');
     if (group < 0n || group > 99n) throw queryError("extract's capture group must be between 0 and 99.", (args[1] as Bound).span);
     const text = strSql(convert(args[2] as Bound, 'string', call.name));
-    return bound('string', sql`coalesce(regexp_extract(${text}, ${str(re)}, CAST(${int(group)} AS INTEGER)), '')`, call, {
+    const match = bound('string', sql`coalesce(regexp_extract(${text}, ${str(re)}, CAST(${int(group)} AS INTEGER)), '')`, call, {
       notNull: true,
     });
+    // extract(…, typeof(T)): the match converted to T (null when nothing matches or it does not convert).
+    const type = args[3];
+    if (type === undefined) return match;
+    if (type.typeLiteral === undefined) throw queryError("The last argument of 'extract' must be typeof(T).", type.span);
+    return type.typeLiteral === 'string' ? match : convert(match, type.typeLiteral, call.name);
   },
   iff: iffFn,
   iif: iffFn,

@@ -15,12 +15,16 @@ import type { ScalarFn } from './scalar-impl.js';
  * - `first-argument`: the name of the first argument (`toint(y)` → `y`);
  * - `prefix`: `prefix_` and the first argument's name (`strlen(s)` → `strlen_s`, `avg(x)` →
  *   `avg_x`); for an aggregate whose argument has no name, just `prefix_` (`count()` → `count_`);
+ * - `suffix`: the first argument's name and `_suffix` (`array_sort_asc(d)` → `d_sorted`);
+ * - `fixed`: always the same name (`hll_merge(a, b)` → `hll_merged_result`);
  * - `own`: the aggregate names its several columns itself (arg_max, percentiles).
  */
 export type NamingRule =
   | { kind: 'none' }
   | { kind: 'first-argument' }
   | { kind: 'prefix'; prefix: string }
+  | { kind: 'suffix'; suffix: string }
+  | { kind: 'fixed'; name: string }
   | { kind: 'own'; describe: string };
 
 interface EntryBase {

@@ -1,0 +1,74 @@
+/**
+ * Kusto's term operators beyond `has` (issue 17, family 1): `has_any` / `has_all` over a list of
+ * terms, and `hasprefix` / `hassuffix` (a term that starts or ends with the text). Terms are runs
+ * of letters and digits, as for `has` (termRegex in expr-binder.ts).
+ */
+import { queryError, type Span } from '../errors.js';
+import { type Sql, sql, str } from '../sql/sql.js';
+import { type Bound, convert, strSql } from './bound.js';
+import { escapeRegex, termRegex } from './expr-binder.js';
+
+const TERM_CHAR = /[\p{L}\p{N}]/u;
+const BEFORE = '(?:^|[^\\p{L}\\p{N}])';
+const AFTER = '(?:[^\\p{L}\\p{N}]|$)';
+
+/** hasprefix: a term starts with the text (a boundary before it only); hassuffix: a term ends with it. */
+export function affixRegex(needle: string, kind: 'prefix' | 'suffix', caseSensitive: boolean): string {
+  const chars = [...needle];
+  const first = chars[0];
+  const last = chars[chars.length - 1];
+  const before = kind === 'prefix' && first !== undefined && TERM_CHAR.test(first) ? BEFORE : '';
+  const after = kind === 'suffix' && last !== undefined && TERM_CHAR.test(last) ? AFTER : '';
+  return `${caseSensitive ? '' : '(?i)'}${before}${escapeRegex(needle)}${after}`;
+}
+
+/**
+ * The constant terms of a has_any/has_all list: strings, and the elements of dynamic arrays
+ * (numbers and bools as their text). A term read from a column is refused, as for `has` (a regex
+ * per row).
+ */
+function terms(items: Bound[], op: string): string[] {
+  const out: string[] = [];
+  for (const b of items) {
+    const v = b.value;
+    if (v?.type === 'string') out.push(v.value);
+    else if (v?.type === 'dynamic' && v.value !== null) {
+      const parsed: unknown = JSON.parse(v.value);
+      for (const e of Array.isArray(parsed) ? parsed : [parsed]) {
+        if (typeof e === 'string') out.push(e);
+        else if (typeof e === 'number' || typeof e === 'boolean') out.push(String(e));
+        else throw queryError(`The terms of '${op}' must be strings; this array holds ${JSON.stringify(e)}.`, b.span);
+      }
+    } else if (v?.type === 'long' || v?.type === 'real') {
+      if (v.value !== null) out.push(String(v.value));
+    } else {
+      throw queryError(
+        `'${op}' needs constant terms (strings or a dynamic array); a column or an expression over columns is not supported.`,
+        b.span,
+      );
+    }
+  }
+  return out;
+}
+
+/** `left has_any (t1, t2, …)` / `has_all`: case-insensitive term matches, one regex per query. */
+export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[], span: Span): Bound {
+  const subject = strSql(convert(left, 'string', op));
+  const ts = terms(items, op);
+  if (ts.length > 10_000) throw queryError(`'${op}' takes at most 10,000 terms, not ${ts.length}.`, span);
+  const nonEmpty = ts.filter((t) => t !== '');
+  let s: Sql;
+  if (op === 'has_any') {
+    // "" is in every text, as for `has`; no terms match nothing.
+    if (nonEmpty.length < ts.length) s = sql`true`;
+    else if (nonEmpty.length === 0) s = sql`false`;
+    else {
+      const alternatives = nonEmpty.map((t) => `(?:${termRegex(t, true)})`).join('|');
+      s = sql`regexp_matches(${subject}, ${str(`(?i)${alternatives}`)})`;
+    }
+  } else {
+    const parts = [...new Set(nonEmpty)].map((t) => sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`);
+    s = parts.length === 0 ? sql`true` : parts.reduce((acc, p) => sql`(${acc} AND ${p})`);
+  }
+  return { type: 'bool', sql: s, span, notNull: true };
+}
