@@ -27,6 +27,7 @@ import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { bindMakeSeries } from './make-series.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
@@ -665,6 +666,16 @@ export class QueryBinder {
         return this.unionOf(input, op.tables, op.options ?? {}, op.span);
       case 'parse':
         return this.parse(input, columns, op);
+      case 'make-series':
+        return bindMakeSeries(
+          {
+            ids: this.ids,
+            exprBinder: (c) => this.exprBinder(c),
+            summarize: (...args) => this.summarize(...args),
+          },
+          input,
+          op,
+        );
       case 'mv-expand':
         return this.mvExpand(input, columns, op);
       case 'join':
@@ -875,7 +886,14 @@ export class QueryBinder {
     return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
   }
 
-  private summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
+  private summarize(
+    input: Rel,
+    columns: Column[],
+    aggregates: NamedExpr[],
+    by: NamedExpr[],
+    span: Span,
+    extraKeys: Output[] = [],
+  ): Rel {
     const rowBinder = this.exprBinder(columns);
     const names = new NameAllocator();
     const keyItems = [...by];
@@ -903,6 +921,7 @@ export class QueryBinder {
       keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.sql });
     }
 
+    keyOutputs.push(...extraKeys);
     const collector = new AggregateCollector({
       ids: this.ids,
       scope: columns,

@@ -519,6 +519,8 @@ class Converter {
           span,
         };
       }
+      case 'MakeSeriesOperator':
+        return this.makeSeries(node);
       case 'CountOperator': {
         const as = prop(node, 'AsIdentifier');
         if (!as) return { kind: 'count', span };
@@ -597,6 +599,45 @@ class Converter {
       default:
         throw unsupportedOperator(this.firstWord(node), this.keywordSpan(node));
     }
+  }
+
+  /** `make-series` in its two forms (`from … to … step …` and `in range(start, stop, step)`). */
+  private makeSeries(node: KNode): Operator {
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      // Hints only steer how Kusto distributes the work; kind=nonempty changes answers (refused).
+      if (!name.startsWith('hint.'))
+        throw queryError(`The parameter '${this.source(p).trim()}' of 'make-series' is not supported.`, spanOf(p));
+    }
+    const aggregates = elements(node, 'Aggregates').map((e) => {
+      const def = prop(e, 'DefaultExpression');
+      const out: { item: NamedExpr; defaultValue?: Expr } = { item: this.named(req(e, 'Expression')) };
+      if (def) out.defaultValue = this.expr(req(def, 'Expression'));
+      return out;
+    });
+    const axis = this.expr(req(req(node, 'OnClause'), 'Expression'));
+    const rangeClause = req(node, 'RangeClause');
+    const byClause = prop(node, 'ByClause');
+    const by = byClause ? elements(byClause, 'Expressions').map((e) => this.named(e)) : [];
+    const span = spanOf(node);
+    if (shortName(rangeClause) === 'MakeSeriesInRangeClause') {
+      const args = elements(req(rangeClause, 'Arguments'), 'Expressions').map((a) => this.expr(a));
+      if (args.length !== 3) throw queryError('in range() takes start, stop and step.', spanOf(rangeClause));
+      const [from, to, step] = args as [Expr, Expr, Expr];
+      return { kind: 'make-series', aggregates, axis, from, to, step, range: true, by, span };
+    }
+    const clause = (name: string): Expr | undefined => {
+      const c = prop(rangeClause, name);
+      return c ? this.expr(req(c, 'Expression')) : undefined;
+    };
+    const step = clause('MakeSeriesStepClause');
+    if (!step) throw queryError('make-series needs a step.', spanOf(rangeClause));
+    const op: Operator = { kind: 'make-series', aggregates, axis, step, by, span };
+    const from = clause('MakeSeriesFromClause');
+    const to = clause('MakeSeriesToClause');
+    if (from) op.from = from;
+    if (to) op.to = to;
+    return op;
   }
 
   /** A column name or a wildcard pattern (`a*`, `*Id`) in project-keep / project-reorder. */
