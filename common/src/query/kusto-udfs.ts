@@ -12,6 +12,7 @@
 import { BIGINT, type DuckDBConnection, DuckDBScalarFunction, type DuckDBVector, VARCHAR } from '@duckdb/node-api';
 import { xxh64 } from '@node-rs/xxhash';
 import punycode from 'punycode/punycode.js';
+import { SERIES_FUNCTIONS } from './series-udfs.js';
 
 /** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
 function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
@@ -66,6 +67,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_punycode_domain_encode', orNull(punycode.toASCII)),
   () => textFunction('kql_punycode_domain_decode', orNull(punycode.toUnicode)),
   xxhash64Function,
+  // Kusto's series functions over make-series arrays (series-udfs.ts).
+  ...SERIES_FUNCTIONS,
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

@@ -990,7 +990,8 @@ class Converter {
     const text = inner ? this.source(inner).trim() : 'null';
     if (text === 'null' || text === '') return { type: 'dynamic', value: null };
     try {
-      return { type: 'dynamic', value: JSON.stringify(JSON.parse(text)) };
+      JSON.parse(text); // validates
+      return { type: 'dynamic', value: compactJson(text) };
     } catch {
       throw queryError(
         `The dynamic literal '${this.snippet(node)}' is not plain JSON, which is what is supported.`,
@@ -998,6 +999,28 @@ class Converter {
       );
     }
   }
+}
+
+/**
+ * Valid JSON text without the whitespace outside strings. Number tokens stay as written, so a
+ * real written `2.0` stays a real (series functions such as series_fill_linear depend on the
+ * element types, which JSON.stringify(JSON.parse(…)) would lose).
+ */
+export function compactJson(text: string): string {
+  let out = '';
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (inString) {
+      out += ch;
+      if (ch === '\\') out += text[++i] ?? '';
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') {
+      inString = true;
+      out += ch;
+    } else if (!/\s/.test(ch)) out += ch;
+  }
+  return out;
 }
 
 function parseRender(text: string, offset: number): RenderHint {

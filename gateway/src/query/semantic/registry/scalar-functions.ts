@@ -10,6 +10,7 @@ import { IP_FUNCTIONS } from './ip-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { SERIES_FUNCTIONS } from './series-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -92,4 +93,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...MATH_FUNCTIONS,
   ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
+  ...SERIES_FUNCTIONS,
 ];
