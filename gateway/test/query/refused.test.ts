@@ -27,7 +27,6 @@ const CATALOG: SchemaCatalog = {
 const SAMPLES: Record<string, string> = {
   'mv-apply': 'T | mv-apply d on (take 1)',
   evaluate: 'T | evaluate bag_unpack(d)',
-  'make-series': 'T | make-series count() on timestamp step 1h',
   scan: 'T | scan with (step s1: x > 1;)',
   'parse-kv': 'T | parse-kv s as (a:string) with (pair_delimiter=",", kv_delimiter="=")',
   search: 'T | search "x"',

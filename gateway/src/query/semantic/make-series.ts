@@ -125,9 +125,11 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
     if (from) lo = sql`0`;
     if (to) hi = ceilDiv(d, sql`(${d.num(to)} - ${base})`, stepSql);
   }
+  // Rows count from `from` (start) on and before `to` (up to stop, inclusive, in the range form);
+  // the last bin may reach past `to`, its rows past it do not count.
   const conditions: Sql[] = [sql`${index} IS NOT NULL`];
-  if (lo) conditions.push(sql`${index} >= ${lo}`);
-  if (hi) conditions.push(sql`${index} < ${hi}`);
+  if (from) conditions.push(sql`${d.num(axis)} >= ${d.num(from)}`);
+  if (to) conditions.push(op.range ? sql`${d.num(axis)} <= ${d.num(to)}` : sql`${d.num(axis)} < ${d.num(to)}`);
   const filtered: Rel = {
     kind: 'filter',
     input,

@@ -1141,6 +1141,10 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
       return (e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`;
     case 'string':
       return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
+    case 'datetime':
+    case 'timespan':
+      // As todatetime/totimespan of the element (make-series writes its axis as such strings).
+      return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
   }

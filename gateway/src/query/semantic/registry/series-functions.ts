@@ -9,7 +9,7 @@
  */
 import { queryError } from '../../errors.js';
 import { type Sql, sql, str } from '../../sql/sql.js';
-import { type Bound, convert } from '../bound.js';
+import type { Bound } from '../bound.js';
 import { arity, type CallExpr } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
