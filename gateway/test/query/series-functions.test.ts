@@ -15,22 +15,19 @@ type N = number | null;
 /** Deep equality with reals compared to 1e-9 (relative). */
 function close(actual: unknown, expected: unknown, path = '$'): void {
   if (typeof expected === 'number' && typeof actual === 'number') {
-    if (Number.isNaN(expected)) return assert.ok(Number.isNaN(actual), `${path}: ${actual} is not NaN`);
-    const ok = actual === expected || Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected));
-    return assert.ok(ok, `${path}: ${actual} ≠ ${expected}`);
-  }
-  if (Array.isArray(expected)) {
+    if (Number.isNaN(expected)) assert.ok(Number.isNaN(actual), `${path}: ${actual} is not NaN`);
+    else {
+      const ok = actual === expected || Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected));
+      assert.ok(ok, `${path}: ${actual} ≠ ${expected}`);
+    }
+  } else if (Array.isArray(expected)) {
     assert.ok(Array.isArray(actual), `${path}: ${JSON.stringify(actual)} is not an array`);
     assert.equal(actual.length, expected.length, `${path}: length`);
-    expected.forEach((e, i) => close((actual as unknown[])[i], e, `${path}[${i}]`));
-    return;
-  }
-  if (expected !== null && typeof expected === 'object') {
+    for (let i = 0; i < expected.length; i++) close((actual as unknown[])[i], expected[i], `${path}[${i}]`);
+  } else if (expected !== null && typeof expected === 'object') {
     assert.deepEqual(Object.keys(actual as object), Object.keys(expected), `${path}: keys`);
     for (const [k, v] of Object.entries(expected)) close((actual as Record<string, unknown>)[k], v, `${path}.${k}`);
-    return;
-  }
-  assert.deepEqual(actual, expected, path);
+  } else assert.deepEqual(actual, expected, path);
 }
 
 const lit = (xs: N[]) => `dynamic(${JSON.stringify(xs)})`;
