@@ -261,6 +261,8 @@ const SAMPLES: Record<string, string> = {
   series_fir: 'series_fir(d, dynamic([1, 1]), true, false)',
   series_iir: 'series_iir(d, dynamic([1]), dynamic([1, -1]))',
   series_stats_dynamic: 'series_stats_dynamic(d, true)',
+  series_stats: 'series_stats(d)',
+  series_fit_line: 'series_fit_line(d)',
   series_fit_line_dynamic: 'series_fit_line_dynamic(d)',
   punycode_from_string: 'punycode_from_string(s)',
   punycode_to_string: 'punycode_to_string(s)',

@@ -8,7 +8,11 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { before, describe, it } from 'mocha';
+import { bindQuery } from '../../src/query/engine.js';
+import { warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import type { SchemaCatalog } from '../../src/query/types.js';
 import { getCluster, LOGS, run } from './fixture.js';
+import { kustoColumns } from './kusto-analyzer.js';
 
 type N = number | null;
 
@@ -124,6 +128,7 @@ function fitLine(ys: number[]) {
 describe('series functions', () => {
   before(async function () {
     this.timeout(60_000);
+    await warmKustoParser();
     await getCluster();
   });
 
@@ -277,6 +282,57 @@ describe('series functions', () => {
     const nulls = { min: null, min_idx: null, max: null, max_idx: null, avg: null, stdev: null, variance: null };
     const nfi = { ...stats([2, 5, 2]), max_idx: 2 };
     close(r, { st: stats(x), nf: nulls, nfi, fit: fitLine(y) });
+  });
+
+  it('series_stats and series_fit_line spread into columns named as Microsoft’s analyzer names them', async () => {
+    const catalog: SchemaCatalog = {
+      tables: [
+        {
+          name: 'T',
+          columns: [
+            { name: 'd', type: 'dynamic' },
+            { name: 'b', type: 'bool' },
+          ],
+        },
+      ],
+    };
+    for (const q of [
+      'T | project series_stats(d)',
+      'T | extend st = series_stats(d, true), b',
+      'T | extend (r, s, v) = series_fit_line(d)',
+      'T | project series_fit_line(series_add(d, d)), d',
+      'T | extend (b, x) = series_stats(d)',
+    ]) {
+      const engine = bindQuery(q, catalog).bound.columns.map((c) => `${c.name}:${c.type}`);
+      assert.deepEqual(engine, kustoColumns(q, 'd:dynamic, b:bool'), q);
+    }
+    const y = [3, 4, 8, 9, 15, 14];
+    const r = await row(
+      `print y = ${lit(y)} | extend (RSquare, Slope) = series_fit_line(y), st = series_stats(y) | project-away y`,
+    );
+    const fit = fitLine(y);
+    const st = stats(y);
+    close(r, {
+      RSquare: fit.rsquare,
+      Slope: fit.slope,
+      series_fit_line_y_variance: fit.variance,
+      series_fit_line_y_rvariance: fit.rvariance,
+      series_fit_line_y_interception: fit.interception,
+      series_fit_line_y_line_fit: fit.line_fit,
+      st: st.min,
+      series_stats_y_min_idx: st.min_idx,
+      series_stats_y_max: st.max,
+      series_stats_y_max_idx: st.max_idx,
+      series_stats_y_avg: st.avg,
+      series_stats_y_stdev: st.stdev,
+      series_stats_y_variance: st.variance,
+    });
+    await assert.rejects(run(`print y = ${lit(y)} | extend a = series_stats(y) + 1`), /gives several columns/);
+    await assert.rejects(run('print y = 1 | extend (a, b) = strlen("x")'), /several result columns/);
+    await assert.rejects(
+      run(`print y = ${lit(y)} | extend (a, b, c, d, e, f, g) = series_fit_line(y)`),
+      /gives 6 columns; 7 names/,
+    );
   });
 
   it('run on make-series output over one worker and three', async () => {

@@ -28,6 +28,7 @@ import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } fro
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { bindMakeSeries } from './make-series.js';
+import { expandMultiColumn } from './multi-column.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
@@ -824,15 +825,34 @@ export class QueryBinder {
     return { kind: 'sort', input, keys: specs, columns };
   }
 
+  /**
+   * The items of an extend/project with calls of several-column functions (series_stats …)
+   * spread into one named, already bound item per column (semantic/multi-column.ts).
+   */
+  private spreadItems(
+    items: NamedExpr[],
+    columns: Column[],
+    sameOperator: SameOperatorNames,
+  ): { item: NamedExpr; bound?: Bound }[] {
+    return items.flatMap((item) => {
+      const spread = expandMultiColumn(item, this.exprBinder(columns, sameOperator));
+      if (!spread) return [{ item }];
+      return spread.map((c) => ({
+        item: { name: c.name, nameSpan: c.nameSpan ?? item.span, expr: item.expr, span: item.span },
+        bound: c.bound,
+      }));
+    });
+  }
+
   /** project: a new column list; every item reads the input row (Kusto), not other items. */
   private project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
     const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
     const outputs: Output[] = [];
     const pending: { item: NamedExpr; b: Bound }[] = [];
-    for (const item of items) {
+    for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
       if (item.expr.kind === 'star') throw queryError("'project *' is not supported; list the columns.", item.span);
-      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
+      const b = bound ?? this.exprBinder(columns, sameOperator).bind(item.expr);
       pending.push({ item, b });
       if (item.name) {
         if (!names.claim(item.name))
@@ -866,9 +886,9 @@ export class QueryBinder {
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
     const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes };
-    for (const item of items) {
+    for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
       if (item.expr.kind === 'star') throw queryError("'*' is not allowed in extend.", item.span);
-      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
+      const b = bound ?? this.exprBinder(columns, sameOperator).bind(item.expr);
       let name = item.name ?? expressionName(item.expr);
       if (name !== undefined && declared.has(name)) {
         if (item.name) throw queryError(`A column with the name '${name}' is already declared.`, item.nameSpan ?? item.span);

@@ -33,6 +33,8 @@ export type Expr =
 export interface NamedExpr {
   name?: string;
   nameSpan?: Span;
+  /** `(a, b) = f(…)`: names for a function with several result columns (extend and project only). */
+  names?: { name: string; span: Span }[];
   expr: Expr;
   span: Span;
 }

@@ -474,9 +474,9 @@ class Converter {
         this.noParameters(node, 'where');
         return { kind: 'where', predicate: this.expr(req(node, 'Condition')), span };
       case 'ProjectOperator':
-        return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+        return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e, true)), span };
       case 'ExtendOperator':
-        return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+        return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e, true)), span };
       case 'SerializeOperator':
         this.noParameters(node, 'serialize');
         return { kind: 'serialize', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
@@ -813,7 +813,8 @@ class Converter {
     return out;
   }
 
-  private named(node: KNode): NamedExpr {
+  /** An item, optionally named; `several` allows `(a, b) = f(…)` (extend and project). */
+  private named(node: KNode, several = false): NamedExpr {
     const kind = shortName(node);
     if (kind === 'SimpleNamedExpression') {
       const nameNode = req(node, 'Name');
@@ -824,8 +825,11 @@ class Converter {
         span: spanOf(node),
       };
     }
-    if (kind === 'CompoundNamedExpression')
-      throw queryError('Naming several columns at once, `(a, b) = …`, is not supported.', spanOf(node));
+    if (kind === 'CompoundNamedExpression') {
+      if (!several) throw queryError('Naming several columns at once, `(a, b) = …`, is not supported here.', spanOf(node));
+      const names = elements(req(node, 'Names'), 'Names').map((n) => ({ name: this.declaredName(n), span: spanOf(n) }));
+      return { names, expr: this.expr(req(node, 'Expression')), span: spanOf(node) };
+    }
     return { expr: this.expr(node), span: spanOf(node) };
   }
 

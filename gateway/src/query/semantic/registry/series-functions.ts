@@ -131,6 +131,15 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   },
 };
 
+const wholeItemOnly =
+  (name: string): ScalarFn =>
+  (_args, call) => {
+    throw queryError(
+      `'${name}' gives several columns: use it as a whole item of extend or project (\`(a, b, …) = ${name}(…)\` names them), or ${name}_dynamic for one dynamic value.`,
+      call.span,
+    );
+  };
+
 const NONE: NamingRule = { kind: 'none' };
 const FIRST: NamingRule = { kind: 'first-argument' };
 
@@ -262,6 +271,47 @@ export const SERIES_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     IMPLEMENTATIONS.series_iir as ScalarFn,
     FIRST,
   ),
+  {
+    ...entry(
+      'series_stats',
+      'series_stats(series: dynamic[, ignore_nonfinite: bool])',
+      'seven columns: min (real), min_idx (long), max (real), max_idx (long), avg, stdev, variance (real); only as a whole extend/project item',
+      wholeItemOnly('series_stats'),
+      { kind: 'own', describe: 'series_stats_<argument>_<field>; a name given names the first column' },
+    ),
+    columns: {
+      bag: IMPLEMENTATIONS.series_stats_dynamic as ScalarFn,
+      fields: [
+        { name: 'min', type: 'real' },
+        { name: 'min_idx', type: 'long' },
+        { name: 'max', type: 'real' },
+        { name: 'max_idx', type: 'long' },
+        { name: 'avg', type: 'real' },
+        { name: 'stdev', type: 'real' },
+        { name: 'variance', type: 'real' },
+      ],
+    },
+  },
+  {
+    ...entry(
+      'series_fit_line',
+      'series_fit_line(series: dynamic)',
+      'six columns: rsquare, slope, variance, rvariance, interception (real), line_fit (dynamic); only as a whole extend/project item',
+      wholeItemOnly('series_fit_line'),
+      { kind: 'own', describe: 'series_fit_line_<argument>_<field>; a name given names the first column' },
+    ),
+    columns: {
+      bag: IMPLEMENTATIONS.series_fit_line_dynamic as ScalarFn,
+      fields: [
+        { name: 'rsquare', type: 'real' },
+        { name: 'slope', type: 'real' },
+        { name: 'variance', type: 'real' },
+        { name: 'rvariance', type: 'real' },
+        { name: 'interception', type: 'real' },
+        { name: 'line_fit', type: 'dynamic' },
+      ],
+    },
+  },
   entry(
     'series_stats_dynamic',
     'series_stats_dynamic(series: dynamic[, ignore_nonfinite: bool]): dynamic',
