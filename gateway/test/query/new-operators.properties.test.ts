@@ -1,6 +1,7 @@
 /**
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
- * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule): every query
+ * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule,
+ * make-series): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -54,6 +55,9 @@ const STEPS = fc.oneof(
     'sort by timestamp asc',
     'extend rn = row_number(), pl = prev(latencyMs)',
     'serialize c = row_cumsum(1)',
+    'make-series n = count(), m = max(latencyMs) default = -1 on timestamp step 6h by host',
+    'make-series avg(ratio) on timestamp from datetime(2024-03-09 03:00) to datetime(2024-03-10) step 2h',
+    'make-series c = countif(ok) on latencyMs in range(0, 2000, 250) by level | extend s = series_sum(c)',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),

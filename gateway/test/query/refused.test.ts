@@ -46,6 +46,18 @@ const SAMPLES: Record<string, string> = {
   percentilew: 'T | summarize percentilew(x, x, 50)',
   hll: 'T | summarize hll(x)',
   tdigest: 'T | summarize tdigest(x)',
+  series_outliers: 'T | extend series_outliers(d)',
+  series_decompose: 'T | extend series_decompose(d)',
+  series_decompose_anomalies: 'T | extend series_decompose_anomalies(d)',
+  series_decompose_forecast: 'T | extend series_decompose_forecast(d, 5)',
+  series_periods_detect: 'T | extend series_periods_detect(d, 0, 10, 2)',
+  series_periods_validate: 'T | extend series_periods_validate(d, 5)',
+  series_fit_2lines: 'T | extend series_fit_2lines(d)',
+  series_fit_2lines_dynamic: 'T | extend series_fit_2lines_dynamic(d)',
+  series_fit_poly: 'T | extend series_fit_poly(d)',
+  series_seasonal: 'T | extend series_seasonal(d)',
+  series_fft: 'T | extend series_fft(d)',
+  series_ifft: 'T | extend series_ifft(d, d)',
 };
 
 function refusedList(): string[] {
