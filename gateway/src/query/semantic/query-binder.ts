@@ -5,7 +5,7 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { int, join, type Sql, sql, str, ts } from '../sql/sql.js';
+import { ident, int, join, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
   CallSource,
   Expr,
@@ -32,7 +32,7 @@ import { expandMultiColumn } from './multi-column.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
-import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { type Column, IdAllocator, type Output, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 
 export interface BindOptions {
@@ -291,7 +291,18 @@ export class QueryBinder {
       nowUs: this.options.nowUs,
       userFunction: (call, caller) => this.userScalarCall(call, caller),
       // extend/project/serialize items may use row functions over the input's order.
-      ...(sameOperator ? { rowFunctions: { serialized: this.inputSerialized || sameOperator.serializes === true } } : {}),
+      ...(sameOperator
+        ? {
+            rowFunctions: {
+              serialized: this.inputSerialized || sameOperator.serializes === true,
+              restart: (flag: Bound) => {
+                const segment = { flag: flag.sql, flagId: this.ids.column(), id: this.ids.column() };
+                sameOperator.segments.push(segment);
+                return sql`${ident(segment.id)}`;
+              },
+            },
+          }
+        : {}),
     };
     if (sameOperator && sameOperator.names.size > 0) return new SameOperatorBinder(ctx, sameOperator);
     if (sameOperator) return new ExprBinder(ctx);
@@ -847,7 +858,7 @@ export class QueryBinder {
   /** project: a new column list; every item reads the input row (Kusto), not other items. */
   private project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
-    const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
+    const sameOperator: SameOperatorNames = { operator: 'project', names: new Set(), segments: [] };
     const outputs: Output[] = [];
     const pending: { item: NamedExpr; b: Bound }[] = [];
     for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
@@ -874,7 +885,42 @@ export class QueryBinder {
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
+    return {
+      kind: 'project',
+      input: this.withSegments(input, columns, sameOperator),
+      outputs,
+      columns: outputs.map((o) => o.col),
+    };
+  }
+
+  /**
+   * The input with the restart segments of row_number/row_cumsum added as hidden columns: one
+   * step evaluates each restart flag (it may itself use prev/next), the next numbers the segments
+   * by a running count of the flags. The operator's own outputs leave them out.
+   */
+  private withSegments(input: Rel, columns: Column[], sameOperator: SameOperatorNames): Rel {
+    if (sameOperator.segments.length === 0) return input;
+    const pass = columns.map((c) => ({ col: c, sql: identOf(c) }));
+    const flagCols = sameOperator.segments.map((s) => ({ name: s.flagId, type: 'bool' as const, id: s.flagId }));
+    const flags: Rel = {
+      kind: 'project',
+      input,
+      outputs: [...pass, ...sameOperator.segments.map((s, i) => ({ col: flagCols[i] as Column, sql: s.flag }))],
+      columns: [...columns, ...flagCols],
+    };
+    const segCols = sameOperator.segments.map((s) => ({ name: s.id, type: 'long' as const, id: s.id }));
+    return {
+      kind: 'project',
+      input: flags,
+      outputs: [
+        ...pass,
+        ...sameOperator.segments.map((s, i) => ({
+          col: segCols[i] as Column,
+          sql: sql`sum(CASE WHEN ${ident(s.flagId)} THEN 1 ELSE 0 END) OVER (${ROW_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`,
+        })),
+      ],
+      columns: [...columns, ...segCols],
+    };
   }
 
   /**
@@ -885,7 +931,7 @@ export class QueryBinder {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
-    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes };
+    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes, segments: [] };
     for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
       if (item.expr.kind === 'star') throw queryError("'*' is not allowed in extend.", item.span);
       const b = bound ?? this.exprBinder(columns, sameOperator).bind(item.expr);
@@ -903,7 +949,12 @@ export class QueryBinder {
       if (at >= 0) outputs[at] = { col, sql: b.sql };
       else outputs.push({ col, sql: b.sql });
     }
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
+    return {
+      kind: 'project',
+      input: this.withSegments(input, columns, sameOperator),
+      outputs,
+      columns: outputs.map((o) => o.col),
+    };
   }
 
   private summarize(
@@ -1174,6 +1225,8 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
 interface SameOperatorNames {
   operator: 'extend' | 'project';
   names: Set<string>;
+  /** Restart segments the operator's row functions use (withSegments adds their steps). */
+  segments: { flag: Sql; flagId: string; id: string }[];
   /** serialize: its items see serialized rows whatever the input. */
   serializes?: boolean;
 }
