@@ -50,7 +50,7 @@ describe('query refusals', () => {
     for (const [query, name] of [
       ['Logs | mv-apply d on (take 1)', 'mv-apply'],
       ['Logs | top-nested 3 of host by count()', 'top-nested'],
-      ['Logs | make-series count() on timestamp step 1h', 'make-series'],
+      ['Logs | partition by host (take 1)', 'partition'],
       ['Logs | fork (take 1)', 'fork'],
       ['Logs | facet by host', 'facet'],
       ['Logs | evaluate bag_unpack(host)', 'evaluate'],

@@ -1011,20 +1011,8 @@ class Converter {
  * element types, which JSON.stringify(JSON.parse(…)) would lose).
  */
 export function compactJson(text: string): string {
-  let out = '';
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i] as string;
-    if (inString) {
-      out += ch;
-      if (ch === '\\') out += text[++i] ?? '';
-      else if (ch === '"') inString = false;
-    } else if (ch === '"') {
-      inString = true;
-      out += ch;
-    } else if (!/\s/.test(ch)) out += ch;
-  }
-  return out;
+  // Strings are matched whole (kept); whitespace between tokens is dropped.
+  return text.replace(/"(?:[^"\\]|\\.)*"|\s+/g, (m) => (m.startsWith('"') ? m : ''));
 }
 
 function parseRender(text: string, offset: number): RenderHint {
