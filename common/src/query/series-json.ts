@@ -22,15 +22,12 @@ function element(raw: string): SeriesValue {
   return { v: null, real: false };
 }
 
-/**
- * The elements of a JSON array (strings, bools, bags and nested arrays read as null), or
- * undefined when the text is not an array.
- */
-export function readSeries(text: string | null | undefined): SeriesValue[] | undefined {
+/** The elements of a JSON array as their own (trimmed) texts, or undefined when it is not an array. */
+export function jsonArrayElements(text: string | null | undefined): string[] | undefined {
   if (typeof text !== 'string') return undefined;
   const s = text.trim();
   if (!s.startsWith('[') || !s.endsWith(']')) return undefined;
-  const out: SeriesValue[] = [];
+  const out: string[] = [];
   let depth = 0;
   let inString = false;
   let start = 1;
@@ -45,13 +42,37 @@ export function readSeries(text: string | null | undefined): SeriesValue[] | und
     else if (ch === '[' || ch === '{') depth++;
     else if (ch === ']' || ch === '}') depth--;
     else if (ch === ',' && depth === 0) {
-      out.push(element(s.slice(start, i).trim()));
+      out.push(s.slice(start, i).trim());
       start = i + 1;
     }
   }
   const last = s.slice(start, s.length - 1).trim();
-  if (last !== '' || out.length > 0) out.push(element(last));
+  if (last !== '' || out.length > 0) out.push(last);
   return out;
+}
+
+/**
+ * The elements of a JSON array (strings, bools, bags and nested arrays read as null), or
+ * undefined when the text is not an array.
+ */
+export function readSeries(text: string | null | undefined): SeriesValue[] | undefined {
+  return jsonArrayElements(text)?.map(element);
+}
+
+/**
+ * make-series' array for one aggregate: `length` positions, each the value whose offset (a JSON
+ * array of whole numbers, in the order of `values`) names it, else the default (JSON text, or
+ * null). Values are copied as written. Linear in the positions and values.
+ */
+export function placeOnAxis(offsets: string, values: string, length: number, dflt: string | null): string {
+  const at = jsonArrayElements(offsets) ?? [];
+  const vs = jsonArrayElements(values) ?? [];
+  const out: string[] = new Array(Math.max(0, length)).fill(dflt ?? 'null');
+  at.forEach((o, i) => {
+    const k = Number(o);
+    if (Number.isInteger(k) && k >= 0 && k < out.length) out[k] = vs[i] ?? 'null';
+  });
+  return `[${out.join(',')}]`;
 }
 
 /** A series argument that may also be a single number (broadcast over the other series). */

@@ -6,6 +6,7 @@
  * has a meaning of its own in the fill functions. A SeriesRefusal becomes the query's error.
  */
 import {
+  BIGINT,
   BOOLEAN,
   DOUBLE,
   DuckDBScalarFunction,
@@ -14,6 +15,7 @@ import {
   type DuckDBVector,
   VARCHAR,
 } from '@duckdb/node-api';
+import { placeOnAxis } from './series-json.js';
 import {
   type ElementwiseOp,
   type FillKind,
@@ -30,7 +32,7 @@ import {
   type UnaryOp,
 } from './series-math.js';
 
-type Arg = string | number | boolean | null;
+type Arg = string | number | bigint | boolean | null;
 
 function rowFunction(
   name: string,
@@ -81,4 +83,8 @@ export const SERIES_FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   rowFunction('kql_series_iir', [VARCHAR, VARCHAR, VARCHAR], VARCHAR, (s, b, a) => seriesIir(text(s), text(b), text(a))),
   rowFunction('kql_series_stats', [VARCHAR, BOOLEAN], VARCHAR, (s, ignore) => seriesStats(text(s), ignore === true)),
   rowFunction('kql_series_fit_line', [VARCHAR], VARCHAR, (s) => seriesFitLine(text(s))),
+  // make-series: a group's values placed on the axis (semantic/make-series.ts in the gateway).
+  rowFunction('kql_series_place', [VARCHAR, VARCHAR, BIGINT, VARCHAR], VARCHAR, (offsets, values, length, dflt) =>
+    placeOnAxis(text(offsets) ?? '[]', text(values) ?? '[]', Number(length ?? 0), text(dflt)),
+  ),
 ];

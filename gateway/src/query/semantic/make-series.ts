@@ -6,8 +6,8 @@
  *    workers compute partial aggregates per (group, bin) and the gateway merges them exactly as it
  *    merges any summarize;
  * 2. at the gateway, a second grouping collects each group's bins and values into lists;
- * 3. a projection places the values on the axis (bins without rows get the default) and writes
- *    the axis, both as dynamic arrays.
+ * 3. a projection places the values on the axis (bins without rows get the default; a JS
+ *    function, kql_series_place, does it in one pass) and writes the axis, both as dynamic arrays.
  *
  * The bin index is an integer: bins are numbered from `from` (or, without it, as Kusto's bin()
  * numbers them from zero), so matching a value to its bin never compares computed datetimes or
@@ -219,8 +219,11 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
   };
 
   const bins = identOf(binsList);
-  const at = sql`list_position(${bins}, i)`;
   const positions = sql`range(${identOf(loCol)}, greatest(${identOf(hiCol)}, ${identOf(loCol)}))`;
+  // Each group's values go to their positions in one linear pass (a JS function; a lookup per
+  // position in SQL would be quadratic in the number of bins).
+  const offsets = sql`CAST(to_json(list_transform(${bins}, b -> b - ${identOf(loCol)})) AS VARCHAR)`;
+  const length = sql`greatest(${identOf(hiCol)} - ${identOf(loCol)}, 0)`;
   const outputs: Output[] = groupKeys.map((k) => ({ col: k.col, sql: identOf(k.col) }));
   const names = new Set(outputs.map((o) => o.col.name));
   op.aggregates.forEach((a, i) => {
@@ -228,8 +231,8 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
     const dflt = a.defaultValue ? scalars.bind(a.defaultValue) : undefined;
     if (dflt && dflt.value === undefined) throw queryError('The default of make-series must be a constant.', dflt.span);
     const dfltJson = dflt ? elementJson(dflt.type, dflt.sql, dflt.span) : sql`CAST('0' AS JSON)`;
-    const element = elementJson(list.type, sql`${identOf(list)}[${at}]`, a.item.span);
-    const array = sql`CAST(to_json(list_transform(${positions}, i -> CASE WHEN ${at} IS NULL THEN ${dfltJson} ELSE ${element} END)) AS JSON)`;
+    const values = sql`CAST(to_json(list_transform(${identOf(list)}, v -> ${elementJson(list.type, sql`v`, a.item.span)})) AS VARCHAR)`;
+    const array = sql`CAST(kql_series_place(${offsets}, ${values}, ${length}, CAST(${dfltJson} AS VARCHAR)) AS JSON)`;
     outputs.push({ col: newColumn(list.name, 'dynamic'), sql: array });
     names.add(list.name);
   });
