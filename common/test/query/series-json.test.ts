@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { readSeries, readSeriesOrScalar, writeSeries } from '../../src/query/series-json.js';
+import { placeOnAxis, readSeries, readSeriesOrScalar, writeSeries } from '../../src/query/series-json.js';
 
 describe('series JSON', () => {
   it('reads numbers with their type, other elements as null, and keeps the element count', () => {
@@ -32,6 +32,12 @@ describe('series JSON', () => {
     assert.equal(readSeries(null), undefined);
     assert.deepEqual(readSeriesOrScalar('2.5'), { v: 2.5, real: true });
     assert.equal(readSeriesOrScalar('"x"'), undefined);
+  });
+
+  it('places values at their offsets, copied as written, the default elsewhere, and ignores offsets past the end', () => {
+    assert.equal(placeOnAxis('[0,2,5]', '[1.50,{"a":1},7]', 4, '0'), '[1.50,0,{"a":1},0]');
+    assert.equal(placeOnAxis('[1]', '[null]', 3, null), '[null,null,null]');
+    assert.equal(placeOnAxis('[]', '[]', 0, '0'), '[]');
   });
 
   it('writes reals with a fraction and longs without, so a round trip keeps each type', () => {
