@@ -37,6 +37,7 @@ import {
 } from './dynamic-values.js';
 import { type ParseKvOptions, parseKv } from './parse-kv.js';
 import { parseRfcDateTime } from './rfc-datetime.js';
+import { SERIES_FUNCTIONS } from './series-udfs.js';
 import {
   base64FromArray,
   base64FromGuid,
@@ -385,6 +386,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   ...IP_ADDRESS_UDFS,
   ...GEO_CELL_UDFS,
   ...GEO_MEASURE_UDFS,
+  // Kusto's series functions over make-series arrays (series-udfs.ts).
+  ...SERIES_FUNCTIONS,
 ];
 
 /** Registers the engine's JS functions for the whole instance of `connection` (call once, at open). */

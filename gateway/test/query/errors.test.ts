@@ -48,7 +48,6 @@ describe('query refusals', () => {
 
   it('refuses unsupported operators by name, pointing at them', () => {
     for (const [query, name] of [
-      ['Logs | make-series count() on timestamp step 1h', 'make-series'],
       ['Logs | fork (take 1)', 'fork'],
       ['Logs | facet by host', 'facet'],
     ]) {

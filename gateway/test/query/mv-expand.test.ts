@@ -93,6 +93,6 @@ describe('mv-expand', () => {
 
   it('refuses a value that is not dynamic, and casts it cannot do, by name', async () => {
     await assert.rejects(run('Logs | mv-expand latencyMs'), /mv-expand needs a dynamic value; this is a long/);
-    await assert.rejects(run('Logs | mv-expand props.tags to typeof(datetime)'), /to typeof\(datetime\) is not supported/);
+    await assert.rejects(run('Logs | mv-expand props.tags to typeof(guid)'), /to typeof\(guid\) is not supported/);
   });
 });

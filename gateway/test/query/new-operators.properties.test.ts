@@ -2,7 +2,7 @@
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
  * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule, and
  * part 2: toscalar, top-hitters, top-nested, evaluate pivot/bag_unpack/narrow, search, partition,
- * mv-apply, parse-kv, term operators, sketches, dynamic reshaping): every query
+ * mv-apply, parse-kv, term operators, sketches, dynamic reshaping, make-series): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -76,6 +76,9 @@ const STEPS = fc.oneof(
     'where message has_any ("user", "hello") or message hassuffix "ed"',
     'summarize h = hll(host), t = tdigest(latencyMs, 2), p = percentilew(latencyMs, 3, 50), c = covariance(latencyMs, latencyMs) by level',
     'extend s = array_sort_asc(props.tags), tp = treepath(props), g = gettype(props.code)',
+    'make-series n = count(), m = max(latencyMs) default = -1 on timestamp step 6h by host',
+    'make-series avg(ratio) on timestamp from datetime(2024-03-09 03:00) to datetime(2024-03-10) step 2h',
+    'make-series c = countif(ok) on latencyMs in range(0, 2000, 250) by level | extend s = series_sum(c)',
   ),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | summarize n = count() by host) on host`),
   fc.constantFrom(...JOIN_KINDS).map((k) => `join kind=${k} (Logs | where level == "Warning" | project id, w = latencyMs) on id`),

@@ -26,7 +26,6 @@ const CATALOG: SchemaCatalog = {
 
 const SAMPLES: Record<string, string> = {
   evaluate: 'T | evaluate autocluster()',
-  'make-series': 'T | make-series count() on timestamp step 1h',
   scan: 'T | scan with (step s1: x > 1;)',
   facet: 'T | facet by s',
   fork: 'T | fork (take 1)',
@@ -47,6 +46,18 @@ const SAMPLES: Record<string, string> = {
   geo_union_lines_array: 'T | extend geo_union_lines_array(d)',
   geo_union_polygons_array: 'T | extend geo_union_polygons_array(d)',
   geo_info_from_ip_address: 'T | extend geo_info_from_ip_address(s)',
+  series_outliers: 'T | extend series_outliers(d)',
+  series_decompose: 'T | extend series_decompose(d)',
+  series_decompose_anomalies: 'T | extend series_decompose_anomalies(d)',
+  series_decompose_forecast: 'T | extend series_decompose_forecast(d, 5)',
+  series_periods_detect: 'T | extend series_periods_detect(d, 0, 10, 2)',
+  series_periods_validate: 'T | extend series_periods_validate(d, 5)',
+  series_fit_2lines: 'T | extend series_fit_2lines(d)',
+  series_fit_2lines_dynamic: 'T | extend series_fit_2lines_dynamic(d)',
+  series_fit_poly: 'T | extend series_fit_poly(d)',
+  series_seasonal: 'T | extend series_seasonal(d)',
+  series_fft: 'T | extend series_fft(d)',
+  series_ifft: 'T | extend series_ifft(d, d)',
 };
 
 function refusedList(): string[] {

@@ -11,8 +11,9 @@ import { bindQuery } from '../../src/query/engine.js';
 import { parseQuery } from '../../src/query/parse-info.js';
 import { DOCS_BEGIN, DOCS_END, registryDocsTable } from '../../src/query/semantic/registry/docs-table.js';
 import { allFunctions } from '../../src/query/semantic/registry/registry.js';
-import { kustoLanguage, warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import { warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
 import type { SchemaCatalog } from '../../src/query/types.js';
+import { kustoColumns } from './kusto-analyzer.js';
 
 const DOCS = fileURLToPath(new URL('../../../../docs/query.md', import.meta.url));
 
@@ -324,6 +325,44 @@ const SAMPLES: Record<string, string> = {
   zlib_decompress_from_base64_string: 'zlib_decompress_from_base64_string(s)',
   gzip_compress_to_base64_string: 'gzip_compress_to_base64_string(s)',
   gzip_decompress_from_base64_string: 'gzip_decompress_from_base64_string(s)',
+  series_add: 'series_add(d, 2)',
+  series_subtract: 'series_subtract(d, 2)',
+  series_multiply: 'series_multiply(d, 2)',
+  series_divide: 'series_divide(d, 2)',
+  series_pow: 'series_pow(d, 2)',
+  series_greater: 'series_greater(d, 2)',
+  series_greater_equals: 'series_greater_equals(d, 2)',
+  series_less: 'series_less(d, 2)',
+  series_less_equals: 'series_less_equals(d, 2)',
+  series_equals: 'series_equals(d, 2)',
+  series_not_equals: 'series_not_equals(d, 2)',
+  series_abs: 'series_abs(d)',
+  series_sign: 'series_sign(d)',
+  series_ceiling: 'series_ceiling(d)',
+  series_floor: 'series_floor(d)',
+  series_acos: 'series_acos(d)',
+  series_asin: 'series_asin(d)',
+  series_atan: 'series_atan(d)',
+  series_cos: 'series_cos(d)',
+  series_sin: 'series_sin(d)',
+  series_tan: 'series_tan(d)',
+  series_exp: 'series_exp(d)',
+  series_log: 'series_log(d)',
+  series_sum: 'series_sum(d)',
+  series_magnitude: 'series_magnitude(d)',
+  series_dot_product: 'series_dot_product(d, d)',
+  series_cosine_similarity: 'series_cosine_similarity(d, d)',
+  series_pearson_correlation: 'series_pearson_correlation(d, d)',
+  series_fill_forward: 'series_fill_forward(d)',
+  series_fill_backward: 'series_fill_backward(d, 0)',
+  series_fill_const: 'series_fill_const(d, 0)',
+  series_fill_linear: 'series_fill_linear(d, long(null), false, 1)',
+  series_fir: 'series_fir(d, dynamic([1, 1]), true, false)',
+  series_iir: 'series_iir(d, dynamic([1]), dynamic([1, -1]))',
+  series_stats_dynamic: 'series_stats_dynamic(d, true)',
+  series_stats: 'series_stats(d)',
+  series_fit_line: 'series_fit_line(d)',
+  series_fit_line_dynamic: 'series_fit_line_dynamic(d)',
   punycode_from_string: 'punycode_from_string(s)',
   punycode_to_string: 'punycode_to_string(s)',
   punycode_domain_from_string: 'punycode_domain_from_string(s)',
@@ -335,39 +374,6 @@ const SCALAR_SAMPLES: Record<string, string> = {
   hll_merge: 'hll_merge(d, d)',
   tdigest_merge: 'tdigest_merge(d, d)',
 };
-
-const KUSTO_TYPE: Record<string, string> = { int: 'long' };
-
-function kustoColumns(query: string): string[] {
-  const K = kustoLanguage() as unknown as {
-    KustoCode: {
-      ParseAndAnalyze(
-        q: string,
-        g: unknown,
-      ): {
-        ResultType: { Columns: { Count: number; getItem(i: number): { Name: string; Type: { Name: string } } } };
-        GetDiagnostics(): { Count: number; getItem(i: number): { Message: string } };
-      };
-    };
-    GlobalState: { Default: { WithDatabase(db: unknown): unknown } };
-    Symbols: {
-      DatabaseSymbol: { $ctor1: new (n: string, m: unknown[]) => unknown };
-      TableSymbol: { $ctor7: new (n: string, s: string, d: null) => unknown };
-    };
-  };
-  const table = new K.Symbols.TableSymbol.$ctor7('T', `(${COLUMNS})`, null);
-  const globals = K.GlobalState.Default.WithDatabase(new K.Symbols.DatabaseSymbol.$ctor1('db', [table]));
-  const code = K.KustoCode.ParseAndAnalyze(query, globals);
-  const diagnostics = code.GetDiagnostics();
-  assert.equal(diagnostics.Count, 0, `the analyzer rejects ${query}: ${diagnostics.Count ? diagnostics.getItem(0).Message : ''}`);
-  const cols = code.ResultType.Columns;
-  const out: string[] = [];
-  for (let i = 0; i < cols.Count; i++) {
-    const c = cols.getItem(i);
-    out.push(`${c.Name}:${KUSTO_TYPE[c.Type.Name] ?? c.Type.Name}`);
-  }
-  return out;
-}
 
 const engineColumns = (query: string): string[] => bindQuery(query, CATALOG).bound.columns.map((c) => `${c.name}:${c.type}`);
 
@@ -414,7 +420,7 @@ describe('function registry', () => {
       } catch (err) {
         engine = [`error: ${(err as Error).message}`];
       }
-      const kusto = kustoColumns(query);
+      const kusto = kustoColumns(query, COLUMNS);
       if (engine.join() !== kusto.join()) mismatches.push(`${query}: engine ${engine.join()} / Kusto ${kusto.join()}`);
     }
     assert.deepEqual(mismatches, []);
@@ -432,7 +438,7 @@ describe('function registry', () => {
   });
 
   it('refuses an unregistered function by name, and an aggregate outside summarize', () => {
-    assert.throws(() => bindQuery('T | extend series_fir(d, dynamic([1]))', CATALOG), /series_fir/);
+    assert.throws(() => bindQuery('T | extend series_outliers(d)', CATALOG), /series_outliers/);
     assert.throws(() => bindQuery('T | extend dcount(s)', CATALOG), /aggregate 'dcount' is only allowed in summarize/);
   });
 });

@@ -52,6 +52,31 @@ describe('serialize and row functions', () => {
     ]);
   });
 
+  it('row_number and row_cumsum restart where their restart argument is true (which may use prev)', async () => {
+    const r = await run(
+      `Logs | sort by timestamp asc
+         | extend rn = row_number(1, level != prev(level)), cs = row_cumsum(coalesce(latencyMs, 0), level != prev(level)),
+           every4 = row_number(0, row_number() % 4 == 1)
+         | project id, rn, cs, every4`,
+      { ordered: true },
+    );
+    let rn = 0;
+    let cs = 0;
+    let every4 = 0;
+    const expected = byTime.map((l, i) => {
+      const restart = i === 0 || l.level !== byTime[i - 1]?.level;
+      rn = restart ? 1 : rn + 1;
+      cs = (restart ? 0 : cs) + (l.latencyMs ?? 0);
+      every4 = (i + 1) % 4 === 1 ? 0 : every4 + 1;
+      return { id: l.id, rn, cs, every4 };
+    });
+    assert.deepEqual(r.results, expected);
+    await assert.rejects(
+      run('Logs | sort by timestamp | extend row_number(1, 5)'),
+      /restart argument of 'row_number' must be a bool/,
+    );
+  });
+
   it('refuses row functions over rows without an order, and outside extend/project/serialize', async () => {
     await assert.rejects(run('Logs | extend rn = row_number()'), /'row_number' needs serialized rows/);
     await assert.rejects(

@@ -307,6 +307,37 @@ describe('distributed queries over worker storage and gRPC', function () {
     assert.deepEqual(f.results, [{ Count: ROWS.length }]);
   });
 
+  it('make-series and the series functions answer alike on real workers (one worker runs them itself)', async () => {
+    // Two workers: partial aggregates per (host, bin) on each, arrays and series functions in the
+    // gateway's merge; one worker: the whole query, JS series functions included, on the worker.
+    const r = await both(
+      `app.logs | make-series n = count(), mx = max(latencyMs) on timestamp from datetime(2024-05-01) to datetime(2024-05-02) step 2h by host
+         | extend total = series_sum(n), gap = series_subtract(mx, n), st = series_stats_dynamic(n)`,
+    );
+    const step = 2 * 3_600_000;
+    for (const host of ['web-1', 'web-2', 'db-1']) {
+      const n: number[] = [];
+      const mx: number[] = [];
+      for (let k = 0; k < 12; k++) {
+        const rows = ROWS.filter((x) => x.host === host && x.ts >= BASE + k * step && x.ts < BASE + (k + 1) * step);
+        n.push(rows.length);
+        mx.push(rows.length === 0 ? 0 : Math.max(...rows.map((x) => x.latencyMs)));
+      }
+      const row = r.results.find((x) => x.host === host) as Record<string, unknown>;
+      assert.deepEqual(row.n, n);
+      assert.deepEqual(row.mx, mx);
+      assert.equal(
+        row.total,
+        n.reduce((a, b) => a + b, 0),
+      );
+      assert.deepEqual(
+        row.gap,
+        mx.map((v, i) => v - (n[i] as number)),
+      );
+      assert.equal((row.st as { max: number }).max, Math.max(...n));
+    }
+  });
+
   it('a query error from a worker (bad regex) is a 400-kind error', async () => {
     await assert.rejects(
       query(two, 'app.logs | where host matches regex "(" | count'),

@@ -34,7 +34,15 @@ export interface ExprContext {
    * Set while binding extend/project/serialize items, where row functions (row_number, prev …)
    * may appear; `serialized` tells whether the input rows have an order.
    */
-  rowFunctions?: { serialized: boolean };
+  rowFunctions?: {
+    serialized: boolean;
+    /**
+     * The restart argument of row_number/row_cumsum: the SQL of the row's segment id, where a new
+     * segment starts at each row whose flag is true (computed in steps before the operator, so no
+     * window function nests in another).
+     */
+    restart?: (flag: Bound) => Sql;
+  };
   /** Binds a call of a let-declared function; undefined when no such function is in scope. */
   userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
   /** Binds `toscalar(T)` (a value computed before the query runs); absent where not allowed. */

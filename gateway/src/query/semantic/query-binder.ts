@@ -5,7 +5,7 @@
  * limit of cap + 1 rows so that truncation can be reported.
  */
 import { queryError, type Span } from '../errors.js';
-import { int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
+import { ident, int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
   CallSource,
   Expr,
@@ -29,6 +29,8 @@ import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { bindMakeSeries } from './make-series.js';
+import { expandMultiColumn } from './multi-column.js';
 import { bindMvApply } from './mv-apply.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { bindParseKv } from './parse-kv.js';
@@ -36,7 +38,7 @@ import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
 import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
-import { type Column, IdAllocator, type Output, type Rel, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import { type Column, IdAllocator, type Output, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from './rel.js';
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 import { searchPredicate } from './search.js';
@@ -366,7 +368,18 @@ export class QueryBinder {
       userFunction: (call, caller) => this.userScalarCall(call, caller),
       toscalar: (e) => this.toScalar(e),
       // extend/project/serialize items may use row functions over the input's order.
-      ...(sameOperator ? { rowFunctions: { serialized: this.inputSerialized || sameOperator.serializes === true } } : {}),
+      ...(sameOperator
+        ? {
+            rowFunctions: {
+              serialized: this.inputSerialized || sameOperator.serializes === true,
+              restart: (flag: Bound) => {
+                const segment = { flag: flag.sql, flagId: this.ids.column(), id: this.ids.column() };
+                sameOperator.segments.push(segment);
+                return sql`${ident(segment.id)}`;
+              },
+            },
+          }
+        : {}),
     };
     if (sameOperator && sameOperator.names.size > 0) return new SameOperatorBinder(ctx, sameOperator);
     if (sameOperator) return new ExprBinder(ctx);
@@ -856,6 +869,16 @@ export class QueryBinder {
         return this.parse(input, columns, op);
       case 'parse-kv':
         return bindParseKv(this.exprBinder(columns), this.ids, input, columns, op);
+      case 'make-series':
+        return bindMakeSeries(
+          {
+            ids: this.ids,
+            exprBinder: (c) => this.exprBinder(c),
+            summarize: (...args) => this.summarize(...args),
+          },
+          input,
+          op,
+        );
       case 'mv-expand':
         return this.mvExpand(input, columns, op);
       case 'join':
@@ -1041,15 +1064,34 @@ export class QueryBinder {
     return { kind: 'sort', input, keys: specs, columns };
   }
 
+  /**
+   * The items of an extend/project with calls of several-column functions (series_stats …)
+   * spread into one named, already bound item per column (semantic/multi-column.ts).
+   */
+  private spreadItems(
+    items: NamedExpr[],
+    columns: Column[],
+    sameOperator: SameOperatorNames,
+  ): { item: NamedExpr; bound?: Bound }[] {
+    return items.flatMap((item) => {
+      const spread = expandMultiColumn(item, this.exprBinder(columns, sameOperator));
+      if (!spread) return [{ item }];
+      return spread.map((c) => ({
+        item: { name: c.name, nameSpan: c.nameSpan ?? item.span, expr: item.expr, span: item.span },
+        bound: c.bound,
+      }));
+    });
+  }
+
   /** project: a new column list; every item reads the input row (Kusto), not other items. */
   project(input: Rel, columns: Column[], items: NamedExpr[]): Rel {
     const names = new NameAllocator();
-    const sameOperator: SameOperatorNames = { operator: 'project', names: new Set() };
+    const sameOperator: SameOperatorNames = { operator: 'project', names: new Set(), segments: [] };
     const outputs: Output[] = [];
     const pending: { item: NamedExpr; b: Bound }[] = [];
-    for (const item of items) {
+    for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
       if (item.expr.kind === 'star') throw queryError("'project *' is not supported; list the columns.", item.span);
-      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
+      const b = bound ?? this.exprBinder(columns, sameOperator).bind(item.expr);
       pending.push({ item, b });
       if (item.name) {
         if (!names.claim(item.name))
@@ -1071,7 +1113,42 @@ export class QueryBinder {
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
+    return {
+      kind: 'project',
+      input: this.withSegments(input, columns, sameOperator),
+      outputs,
+      columns: outputs.map((o) => o.col),
+    };
+  }
+
+  /**
+   * The input with the restart segments of row_number/row_cumsum added as hidden columns: one
+   * step evaluates each restart flag (it may itself use prev/next), the next numbers the segments
+   * by a running count of the flags. The operator's own outputs leave them out.
+   */
+  private withSegments(input: Rel, columns: Column[], sameOperator: SameOperatorNames): Rel {
+    if (sameOperator.segments.length === 0) return input;
+    const pass = columns.map((c) => ({ col: c, sql: identOf(c) }));
+    const flagCols = sameOperator.segments.map((s) => ({ name: s.flagId, type: 'bool' as const, id: s.flagId }));
+    const flags: Rel = {
+      kind: 'project',
+      input,
+      outputs: [...pass, ...sameOperator.segments.map((s, i) => ({ col: flagCols[i] as Column, sql: s.flag }))],
+      columns: [...columns, ...flagCols],
+    };
+    const segCols = sameOperator.segments.map((s) => ({ name: s.id, type: 'long' as const, id: s.id }));
+    return {
+      kind: 'project',
+      input: flags,
+      outputs: [
+        ...pass,
+        ...sameOperator.segments.map((s, i) => ({
+          col: segCols[i] as Column,
+          sql: sql`sum(CASE WHEN ${ident(s.flagId)} THEN 1 ELSE 0 END) OVER (${ROW_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`,
+        })),
+      ],
+      columns: [...columns, ...segCols],
+    };
   }
 
   /**
@@ -1082,10 +1159,10 @@ export class QueryBinder {
     const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
     const names = new NameAllocator(columns.map((c) => c.name));
     const declared = new Set<string>();
-    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes };
-    for (const item of items) {
+    const sameOperator: SameOperatorNames = { operator: 'extend', names: declared, serializes, segments: [] };
+    for (const { item, bound } of this.spreadItems(items, columns, sameOperator)) {
       if (item.expr.kind === 'star') throw queryError("'*' is not allowed in extend.", item.span);
-      const b = this.exprBinder(columns, sameOperator).bind(item.expr);
+      const b = bound ?? this.exprBinder(columns, sameOperator).bind(item.expr);
       let name = item.name ?? expressionName(item.expr);
       if (name !== undefined && declared.has(name)) {
         if (item.name) throw queryError(`A column with the name '${name}' is already declared.`, item.nameSpan ?? item.span);
@@ -1100,10 +1177,15 @@ export class QueryBinder {
       if (at >= 0) outputs[at] = { col, sql: b.sql };
       else outputs.push({ col, sql: b.sql });
     }
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
+    return {
+      kind: 'project',
+      input: this.withSegments(input, columns, sameOperator),
+      outputs,
+      columns: outputs.map((o) => o.col),
+    };
   }
 
-  summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel {
+  summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span, extraKeys: Output[] = []): Rel {
     const rowBinder = this.exprBinder(columns);
     const names = new NameAllocator();
     const keyItems = [...by];
@@ -1131,6 +1213,7 @@ export class QueryBinder {
       keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.sql });
     }
 
+    keyOutputs.push(...extraKeys);
     const collector = new AggregateCollector({
       ids: this.ids,
       scope: columns,
@@ -1352,6 +1435,10 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
       return (e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`;
     case 'string':
       return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
+    case 'datetime':
+    case 'timespan':
+      // As todatetime/totimespan of the element (make-series writes its axis as such strings).
+      return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
   }
@@ -1361,6 +1448,8 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
 interface SameOperatorNames {
   operator: 'extend' | 'project';
   names: Set<string>;
+  /** Restart segments the operator's row functions use (withSegments adds their steps). */
+  segments: { flag: Sql; flagId: string; id: string }[];
   /** serialize: its items see serialized rows whatever the input. */
   serializes?: boolean;
 }

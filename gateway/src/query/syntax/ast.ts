@@ -37,6 +37,8 @@ export type Expr =
 export interface NamedExpr {
   name?: string;
   nameSpan?: Span;
+  /** `(a, b) = f(…)`: names for a function with several result columns (extend and project only). */
+  names?: { name: string; span: Span }[];
   expr: Expr;
   span: Span;
 }
@@ -64,6 +66,21 @@ export type Operator =
   /** `serialize [name = expr, …]`: the rows get an order (the current one); items extend. */
   | { kind: 'serialize'; items: NamedExpr[]; span: Span }
   | { kind: 'summarize'; aggregates: NamedExpr[]; by: NamedExpr[]; span: Span }
+  /**
+   * `make-series agg [default = v], … on axis (from a to b step s | in range(a, b, s)) [by …]`.
+   * `range` is the alternate form: its stop is inclusive.
+   */
+  | {
+      kind: 'make-series';
+      aggregates: { item: NamedExpr; defaultValue?: Expr }[];
+      axis: Expr;
+      from?: Expr;
+      to?: Expr;
+      step: Expr;
+      range?: boolean;
+      by: NamedExpr[];
+      span: Span;
+    }
   /** `count [as Name]`. */
   | { kind: 'count'; name?: string; span: Span }
   /** Column names or wildcard patterns (`a*`). */

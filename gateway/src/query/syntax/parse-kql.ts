@@ -504,9 +504,9 @@ class Converter {
         this.noParameters(node, 'where');
         return { kind: 'where', predicate: this.expr(req(node, 'Condition')), span };
       case 'ProjectOperator':
-        return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+        return { kind: 'project', items: elements(node, 'Expressions').map((e) => this.named(e, true)), span };
       case 'ExtendOperator':
-        return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
+        return { kind: 'extend', items: elements(node, 'Expressions').map((e) => this.named(e, true)), span };
       case 'SerializeOperator':
         this.noParameters(node, 'serialize');
         return { kind: 'serialize', items: elements(node, 'Expressions').map((e) => this.named(e)), span };
@@ -549,6 +549,8 @@ class Converter {
           span,
         };
       }
+      case 'MakeSeriesOperator':
+        return this.makeSeries(node);
       case 'CountOperator': {
         const as = prop(node, 'AsIdentifier');
         if (!as) return { kind: 'count', span };
@@ -778,6 +780,45 @@ class Converter {
     if (countNode) level.count = this.expr(countNode);
     if (others) level.others = this.expr(req(others, 'Expression'));
     return level;
+  }
+
+  /** `make-series` in its two forms (`from … to … step …` and `in range(start, stop, step)`). */
+  private makeSeries(node: KNode): Operator {
+    for (const p of elements(node, 'Parameters')) {
+      const name = this.declaredName(req(p, 'Name')).toLowerCase();
+      // Hints only steer how Kusto distributes the work; kind=nonempty changes answers (refused).
+      if (!name.startsWith('hint.'))
+        throw queryError(`The parameter '${this.source(p).trim()}' of 'make-series' is not supported.`, spanOf(p));
+    }
+    const aggregates = elements(node, 'Aggregates').map((e) => {
+      const def = prop(e, 'DefaultExpression');
+      const out: { item: NamedExpr; defaultValue?: Expr } = { item: this.named(req(e, 'Expression')) };
+      if (def) out.defaultValue = this.expr(req(def, 'Expression'));
+      return out;
+    });
+    const axis = this.expr(req(req(node, 'OnClause'), 'Expression'));
+    const rangeClause = req(node, 'RangeClause');
+    const byClause = prop(node, 'ByClause');
+    const by = byClause ? elements(byClause, 'Expressions').map((e) => this.named(e)) : [];
+    const span = spanOf(node);
+    if (shortName(rangeClause) === 'MakeSeriesInRangeClause') {
+      const args = elements(req(rangeClause, 'Arguments'), 'Expressions').map((a) => this.expr(a));
+      if (args.length !== 3) throw queryError('in range() takes start, stop and step.', spanOf(rangeClause));
+      const [from, to, step] = args as [Expr, Expr, Expr];
+      return { kind: 'make-series', aggregates, axis, from, to, step, range: true, by, span };
+    }
+    const clause = (name: string): Expr | undefined => {
+      const c = prop(rangeClause, name);
+      return c ? this.expr(req(c, 'Expression')) : undefined;
+    };
+    const step = clause('MakeSeriesStepClause');
+    if (!step) throw queryError('make-series needs a step.', spanOf(rangeClause));
+    const op: Operator = { kind: 'make-series', aggregates, axis, step, by, span };
+    const from = clause('MakeSeriesFromClause');
+    const to = clause('MakeSeriesToClause');
+    if (from) op.from = from;
+    if (to) op.to = to;
+    return op;
   }
 
   /** A column name or a wildcard pattern (`a*`, `*Id`) in project-keep / project-reorder. */
@@ -1015,7 +1056,8 @@ class Converter {
     return { kind: 'parse-kv', source: this.expr(req(node, 'Expression')), keys, options, span: spanOf(node) };
   }
 
-  private named(node: KNode): NamedExpr {
+  /** An item, optionally named; `several` allows `(a, b) = f(…)` (extend and project). */
+  private named(node: KNode, several = false): NamedExpr {
     const kind = shortName(node);
     if (kind === 'SimpleNamedExpression') {
       const nameNode = req(node, 'Name');
@@ -1026,8 +1068,11 @@ class Converter {
         span: spanOf(node),
       };
     }
-    if (kind === 'CompoundNamedExpression')
-      throw queryError('Naming several columns at once, `(a, b) = …`, is not supported.', spanOf(node));
+    if (kind === 'CompoundNamedExpression') {
+      if (!several) throw queryError('Naming several columns at once, `(a, b) = …`, is not supported here.', spanOf(node));
+      const names = elements(req(node, 'Names'), 'Names').map((n) => ({ name: this.declaredName(n), span: spanOf(n) }));
+      return { names, expr: this.expr(req(node, 'Expression')), span: spanOf(node) };
+    }
     return { expr: this.expr(node), span: spanOf(node) };
   }
 
@@ -1227,7 +1272,9 @@ class Converter {
     const text = inner ? this.source(inner).trim() : 'null';
     if (text === 'null' || text === '') return { type: 'dynamic', value: null };
     try {
-      return { type: 'dynamic', value: JSON.stringify(JSON.parse(singleQuotesAsJson(text))) };
+      const json = singleQuotesAsJson(text);
+      JSON.parse(json); // validates
+      return { type: 'dynamic', value: compactJson(json) };
     } catch {
       throw queryError(
         `The dynamic literal '${this.snippet(node)}' is not plain JSON, which is what is supported.`,
@@ -1265,6 +1312,16 @@ function closingQuote(text: string, start: number, quote: string): number {
     else if (text[i] === quote) return i;
   }
   return text.length;
+}
+
+/**
+ * Valid JSON text without the whitespace outside strings. Number tokens stay as written, so a
+ * real written `2.0` stays a real (series functions such as series_fill_linear depend on the
+ * element types, which JSON.stringify(JSON.parse(…)) would lose).
+ */
+export function compactJson(text: string): string {
+  // Strings are matched whole (kept); whitespace between tokens is dropped.
+  return text.replace(/"(?:[^"\\]|\\.)*"|\s+/g, (m) => (m.startsWith('"') ? m : ''));
 }
 
 function parseRender(text: string, offset: number): RenderHint {

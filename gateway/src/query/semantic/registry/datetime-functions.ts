@@ -31,8 +31,8 @@ const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s
 
 /** Unix microseconds as ticks since 0001-01-01 (Kusto's DateTime zero), and back. */
 const EPOCH_TICKS = sql`621355968000000000`;
-const ticksOf = (x: Sql): Sql => sql`(epoch_us(${x}) * 10 + ${EPOCH_TICKS})`;
-const fromTicks = (t: Sql): Sql => sql`make_timestamp((${t} - ${EPOCH_TICKS}) // 10)`;
+export const ticksOf = (x: Sql): Sql => sql`(epoch_us(${x}) * 10 + ${EPOCH_TICKS})`;
+export const fromTicks = (t: Sql): Sql => sql`make_timestamp((${t} - ${EPOCH_TICKS}) // 10)`;
 
 /** A datetime argument. */
 function date(b: Bound, call: CallExpr, what = 'datetime'): Sql {

@@ -51,24 +51,37 @@ const prevNext =
     return { type, sql: type === 'string' ? sql`coalesce(${value}, '')` : value, span: call.span };
   };
 
+/**
+ * The window of a row function with an optional restart flag: the current order, partitioned by
+ * the restart segment (a new segment at each row whose flag is true).
+ */
+function windowOf(call: CallExpr, binder: ExprBinder, restart: Bound | undefined, frame: Sql = sql``): Sql {
+  if (!restart) return sql`OVER (${ROW_ORDER}${frame})`;
+  if (restart.type !== 'bool') throw queryError(`The restart argument of '${call.name}' must be a bool.`, restart.span);
+  const segment = binder.ctx.rowFunctions?.restart;
+  if (!segment) throw queryError(`The restart argument of '${call.name}' is supported in extend and project.`, restart.span);
+  return sql`OVER (PARTITION BY ${segment(restart)} ${ROW_ORDER}${frame})`;
+}
+
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   row_number: (args, call, binder) => {
     serialOnly(call, binder);
-    arity(call, args.length, 0, 1);
+    arity(call, args.length, 0, 2);
     const start = args[0];
     if (start && start.type !== 'long') throw queryError(`The start of 'row_number' must be a long.`, start.span);
-    const base = sql`row_number() ${OVER}`;
+    const base = sql`row_number() ${windowOf(call, binder, args[1])}`;
     return { type: 'long', sql: start ? sql`(${base} + ${start.sql} - 1)` : base, span: call.span, notNull: true };
   },
   prev: prevNext('lag'),
   next: prevNext('lead'),
   row_cumsum: (args, call, binder) => {
     serialOnly(call, binder);
-    arity(call, args.length, 1, 1);
+    arity(call, args.length, 1, 2);
     const x = args[0] as Bound;
     if (x.type !== 'long' && x.type !== 'real' && x.type !== 'timespan')
       throw queryError(`The argument of 'row_cumsum' must be long, real or timespan; this is a ${x.type}.`, x.span);
-    const sum = sql`sum(${x.sql}) OVER (${ROW_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`;
+    const frame = sql` ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW`;
+    const sum = sql`sum(${x.sql}) ${windowOf(call, binder, args[1], frame)}`;
     return { type: x.type, sql: x.type === 'real' ? sum : sql`CAST(${sum} AS BIGINT)`, span: call.span };
   },
 };
@@ -80,7 +93,11 @@ function fn(name: string, signatures: string[], returns: string): ScalarFunction
 }
 
 export const ROW_FUNCTIONS: readonly ScalarFunctionEntry[] = [
-  fn('row_number', ['row_number([start: long]): long'], 'long: the row’s position from start (default 1), over serialized rows'),
+  fn(
+    'row_number',
+    ['row_number([start: long[, restart: bool]]): long'],
+    'long: the row’s position from start (default 1), over serialized rows; back to start at each row where restart is true',
+  ),
   fn(
     'prev',
     ['prev(column: T[, offset: long[, default: T]]): T'],
@@ -91,5 +108,9 @@ export const ROW_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     ['next(column: T[, offset: long[, default: T]]): T'],
     'the value offset rows after (null, "" for strings, or default)',
   ),
-  fn('row_cumsum', ['row_cumsum(value: long|real|timespan)'], 'the running sum up to this row, of the type of value'),
+  fn(
+    'row_cumsum',
+    ['row_cumsum(value: long|real|timespan[, restart: bool])'],
+    'the running sum up to this row, of the type of value; from zero again at each row where restart is true',
+  ),
 ];

@@ -13,6 +13,7 @@ import { IPV6_FUNCTIONS } from './ipv6-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { ROW_FUNCTIONS } from './row-functions.js';
 import { SCALAR_IMPLEMENTATIONS as F } from './scalar-impl.js';
+import { SERIES_FUNCTIONS } from './series-functions.js';
 import { SKETCH_FUNCTIONS } from './sketch-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
 import { TEXT_PARSING_FUNCTIONS } from './text-parsing-functions.js';
@@ -111,4 +112,5 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...GEO_FUNCTIONS,
   ...SKETCH_FUNCTIONS,
   ...TEXT_PARSING_FUNCTIONS,
+  ...SERIES_FUNCTIONS,
 ];

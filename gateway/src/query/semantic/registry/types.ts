@@ -5,6 +5,7 @@
  * The binder, the summarize partial/merge split, `/kusto/parse` completions and docs/query.md
  * all read these entries (see registry.ts).
  */
+import type { KqlType } from '../../types.js';
 import type { AggregateDef } from '../aggregates.js';
 import type { ScalarFn } from './scalar-impl.js';
 
@@ -42,6 +43,12 @@ interface EntryBase {
 export interface ScalarFunctionEntry extends EntryBase {
   kind: 'scalar';
   bind: ScalarFn;
+  /**
+   * A function with several result columns (series_stats, series_fit_line): allowed only as a
+   * whole extend/project item, where `bag` binds the call to a property bag and each field
+   * becomes a column (semantic/multi-column.ts); `bind` refuses it anywhere else.
+   */
+  columns?: { fields: readonly { name: string; type: KqlType }[]; bag: ScalarFn };
 }
 
 export interface AggregateEntry extends EntryBase {
