@@ -177,7 +177,7 @@ describe('storage engine', function () {
     assert.equal(segment.rowCount, 1000);
     assert.equal(segment.minTsUs, Date.UTC(2024, 0, 1) * 1000);
     assert.equal(segment.maxTsUs, (Date.UTC(2024, 0, 1) + 999_000) * 1000);
-    const file = path.join(t.engine.paths.segments, segment.fileName);
+    const file = t.engine.segmentPath(segment);
     assert.ok(existsSync(file));
     const listed = await t.engine.listSegments(ACCOUNT);
     assert.deepEqual(
@@ -235,7 +235,7 @@ describe('storage engine', function () {
     await t.engine.append(input([part('R', entries(300))]));
     await t.engine.sealAll();
     await t.engine.append(input([part('R', entries(200, undefined, 300)), part('R2', entries(7))]));
-    const orphanDir = path.join(t.engine.paths.segments, '1');
+    const orphanDir = path.join(t.engine.layout.account(ACCOUNT).segments, '1');
     await t.engine.close();
     const orphan = path.join(orphanDir, '11111111-1111-4111-8111-111111111111.parquet');
     writeFileSync(orphan, 'left by a crashed seal');
