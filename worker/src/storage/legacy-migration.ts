@@ -150,8 +150,13 @@ async function removeLeftovers(layout: StorageLayout): Promise<void> {
   }
 }
 
+/** Tests only: called after each account's directory is in place (a throw stands for a crash there). */
+export interface MigrationHooks {
+  afterAccount?(accountId: string): void;
+}
+
 /** See the file comment. Resolves once the data directory is in the per-account layout. */
-export async function migrateLegacyLayout(layout: StorageLayout, log: Logger): Promise<void> {
+export async function migrateLegacyLayout(layout: StorageLayout, log: Logger, hooks: MigrationHooks = {}): Promise<void> {
   await mkdir(layout.accounts, { recursive: true });
   if (!(await exists(layout.legacyDatabase))) {
     await removeLeftovers(layout);
@@ -176,6 +181,7 @@ export async function migrateLegacyLayout(layout: StorageLayout, log: Logger): P
         if (!isAccountId(accountId)) throw new Error(`cannot migrate account id '${accountId}': not a lower-case GUID`);
         if (await exists(layout.account(accountId).dir)) continue; // done by an earlier, interrupted run
         await migrateAccount(conn, layout, accountId, log);
+        hooks.afterAccount?.(accountId);
       }
       await conn.run('USE memory');
       await conn.run(`DETACH ${OLD}`);
