@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { StrataError } from '@strata/common';
+import { MAX_JSON_DEPTH, StrataError } from '@strata/common';
 import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
 
 describe('storage engine', function () {
@@ -250,6 +251,26 @@ describe('storage engine', function () {
     const [r] = await scanRows(t.engine, 'R', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 500);
     assert.equal(t.engine.hotRows(ACCOUNT, 'R'), 200);
+  });
+
+  it('refuses rows whose values nest deeper than the inflow limit, as the gateway does', async () => {
+    t.engine = await openEngine(t.dir);
+    const deep = (levels: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = { k: v };
+      return v;
+    };
+    const ok = await t.engine.append(input([part('Deep', [{ ts: Date.UTC(2024, 0, 1), data: { d: deep(MAX_JSON_DEPTH) } }])]));
+    assert.equal(ok.rowsStored, 1);
+    for (const levels of [MAX_JSON_DEPTH + 1, 10_000]) {
+      const rows = Buffer.from(`{"@ts":1,"@id":"${randomUUID()}","d":${'['.repeat(levels)}${']'.repeat(levels)}}`);
+      await assert.rejects(
+        t.engine.append(input([{ schema: 'Deep', columns: [{ name: 'd', type: 'Dynamic' }], rows, rowCount: 1 }])),
+        (err: StrataError) =>
+          err.kind === 'invalid' && err.message === `Schema Deep: a field value nests deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
+    }
+    assert.equal(t.engine.hotRows(ACCOUNT, 'Deep'), 1);
   });
 
   it('refuses a second open of the same data path in one process', async () => {

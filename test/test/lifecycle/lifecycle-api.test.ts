@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
 import type { WorkerHandle } from '@strata/worker';
 
