@@ -1,7 +1,8 @@
 // What one account's DuckDB instance costs a worker (decision 0015): the first write of N new
 // accounts (each opens its directory and instance: create the file, load extensions, register the
 // JS functions, confine), the process's resident memory and threads after them, and the start-up
-// of a worker holding N accounts (every instance opened again).
+// of a worker holding N accounts (every instance opened again). Active accounts have the worker's
+// DuckDB threads; idle ones go back to one (no background thread), which it shows too.
 //
 //   npm run build && node bench/storage/account-instances.mjs [--accounts 50] [--cores 2]
 //
@@ -35,7 +36,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const guard = new FreeSpaceGuard({ path: '/', minimumFreeBytes: 0, statFreeBytes: async () => 1e12, log });
 await guard.check();
-const open = () => StorageEngine.open({ dataPath, log, guard, cores, tuning: { maintenanceIntervalMs: 3_600_000 } });
+const open = () =>
+  StorageEngine.open({ dataPath, log, guard, cores, tuning: { maintenanceIntervalMs: 200, idleThreadsMs: 2_000 } });
 try {
   let engine = await open();
   const before = status();
@@ -75,6 +77,12 @@ try {
     `process: ${before.rssMB.toFixed(0)} MB, ${before.threads} threads before; ${after.rssMB.toFixed(0)} MB, ${after.threads} threads with ${N} instances ` +
       `(${((after.rssMB - before.rssMB) / N).toFixed(1)} MB and ${((after.threads - before.threads) / N).toFixed(1)} threads per instance)`,
   );
+  // Idle accounts go back to one DuckDB thread (no background threads).
+  const deadline = Date.now() + 60_000;
+  for (let i = 0; i < N; i++)
+    while (engine.accountThreads(accountId(i)) !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const idle = status();
+  console.log(`idle (every account back to one DuckDB thread): ${idle.rssMB.toFixed(0)} MB, ${idle.threads} threads`);
   let t = performance.now();
   await engine.close();
   console.log(`close of ${N} instances (checkpoint each): ${(performance.now() - t).toFixed(0)} ms`);

@@ -4,7 +4,18 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MAX_JSON_DEPTH, StrataError } from '@strata/common';
-import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
+import { StorageEngine } from '../src/storage/storage-engine.js';
+import {
+  ACCOUNT,
+  entries,
+  fakeGuard,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+  testLog,
+} from './helpers/storage-fixtures.js';
 
 describe('storage engine', function () {
   this.timeout(60_000);
@@ -271,6 +282,51 @@ describe('storage engine', function () {
       );
     }
     assert.equal(t.engine.hotRows(ACCOUNT, 'Deep'), 1);
+  });
+
+  it("gives an account's instance its threads while it is active and one thread once it is idle", async () => {
+    const OTHER = '00000000-0000-0000-0000-0000000000b2';
+    const guard = fakeGuard();
+    await guard.check();
+    const open = (idleThreadsMs: number) =>
+      StorageEngine.open({
+        dataPath: t.dir,
+        log: testLog(),
+        guard,
+        cores: 4,
+        tuning: { maintenanceIntervalMs: 20, idleThreadsMs },
+      });
+    const setting = async (engine: StorageEngine, accountId: string) => {
+      const scan = await engine.openScan(accountId, 'T');
+      try {
+        return (await scan!.connection.runAndReadAll(`SELECT current_setting('threads') AS n`)).getRowObjectsJS()[0]!.n;
+      } finally {
+        await scan!.release();
+      }
+    };
+    t.engine = await open(3_600_000);
+    await t.engine.append(input([part('T', entries(3))]));
+    await t.engine.append(input([part('T', entries(3))], { accountId: OTHER }));
+    assert.equal(t.engine.accountThreads(ACCOUNT), 3, 'cores but one while active');
+    assert.equal(await setting(t.engine, ACCOUNT), 3n);
+    await t.engine.close();
+    // Reopened: every instance starts with one thread; a write or a query makes its account active.
+    t.engine = await open(200);
+    assert.equal(t.engine.accountThreads(ACCOUNT), 1);
+    assert.equal(await setting(t.engine, OTHER), 1n);
+    await t.engine.append(input([part('T', entries(1))]));
+    assert.equal(await setting(t.engine, ACCOUNT), 3n);
+    assert.equal(t.engine.accountThreads(OTHER), 1, 'the other account stays idle');
+    const scan = await t.engine.openScan(OTHER, 'T');
+    await scan!.applyThreads(2); // as a query does, with the executor settings' value
+    await scan!.release();
+    assert.equal(await setting(t.engine, OTHER), 2n);
+    // Idle for longer than idleThreadsMs: maintenance takes both back to one thread.
+    const deadline = Date.now() + 10_000;
+    while ((t.engine.accountThreads(ACCOUNT) !== 1 || t.engine.accountThreads(OTHER) !== 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await setting(t.engine, ACCOUNT), 1n);
+    assert.equal(await setting(t.engine, OTHER), 1n);
   });
 
   it('refuses a second open of the same data path in one process', async () => {

@@ -9,16 +9,21 @@ import type { AccountPaths } from './storage-layout.js';
  * of its own (docs/decisions/0015-account-isolation-in-workers.md), so these are per instance and
  * are chosen so that many accounts do not multiply the worker's footprint:
  *
- * - `threads`: the worker's DuckDB thread budget (its cores but one), as the single instance had.
- *   Threads of an instance that runs nothing sleep; what runs at once is bounded worker-wide by
- *   the executor's admission (executor-limits.ts) and the one hot writer per account, so N
- *   accounts do not run N × threads at once. The query service lowers it live (executor settings).
+ * - `threads`: the worker's DuckDB thread budget (its cores but one), as the single instance had,
+ *   but only while the account is active. DuckDB keeps `threads − 1` OS threads per instance, so
+ *   an instance opens with one thread (none in the background) and the store raises it to the
+ *   budget on the account's next write or query and lowers it again once the account has been idle
+ *   a while (account-store.ts): a worker holding many accounts has background threads for the
+ *   active ones only. What runs at once is bounded worker-wide by the executor's admission
+ *   (executor-limits.ts) and the one hot writer per account. The query service lowers the budget
+ *   live (executor settings).
  * - `memory_limit`: a share of what DuckDB takes by default for one instance (80 % of RAM):
  *   `ACCOUNT_MEMORY_SHARE` of it, at least `MIN_ACCOUNT_MEMORY`. An instance's hot rows and scans
  *   stay within it and spill to the account's tmp directory beyond; four accounts working at their
  *   limit at once reach what the single instance could use before.
  */
 export interface AccountInstancePolicy {
+  /** DuckDB threads while the account is active (the instance opens with one). */
   threads: number;
   /** DuckDB `memory_limit`, e.g. '4GB'. */
   memoryLimit: string;
@@ -54,10 +59,11 @@ export async function openAccountInstance(paths: AccountPaths, policy: AccountIn
     // a row for data that leaves for Parquet within a minute (bench/ingest). The WAL stays
     // bounded by the seal thresholds; DuckDB checkpoints by itself beyond this size.
     checkpoint_threshold: '256MB',
-    // All cores of the budget but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
-    // On 2 cores a second DuckDB thread cost ~35 % more CPU per ingested row (coordination
-    // and spinning) for no more throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
-    threads: String(policy.threads),
+    // One until the account is active (see above); then all cores of the budget but one: the JS
+    // thread (gRPC, batch files) and co-located roles keep a core. On 2 cores a second DuckDB
+    // thread cost ~35 % more CPU per ingested row (coordination and spinning) for no more
+    // throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
+    threads: '1',
     memory_limit: policy.memoryLimit,
     ...policy.settings,
   });

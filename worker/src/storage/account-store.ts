@@ -35,6 +35,8 @@ export interface AccountStoreTuning {
   idempotencyRetentionMs: number;
   idempotencyMaxKeys: number;
   maxGroupRows: number;
+  /** An account with no write or query for this long goes back to one DuckDB thread. */
+  idleThreadsMs: number;
 }
 
 export interface AccountStoreOptions {
@@ -84,8 +86,13 @@ export class AccountStore {
   private dirtySinceCheckpoint = false;
   private lastPrune = 0;
   private readonly purgeClean = new Map<string, Set<string>>();
-  /** `threads` last set on this instance by a query (instance-wide in DuckDB). */
-  private appliedThreads: number | undefined;
+  /** DuckDB `threads` in force on the instance (instance-wide; it opens with one). */
+  private appliedThreads = 1;
+  /** …and what the account gets while active: the budget, or the executor settings' value. */
+  private activeThreads: number;
+  private lastActive = Date.now();
+  /** SET threads statements, one at a time, on a connection of their own. */
+  private threadsChain: Promise<void> = Promise.resolve();
   private closed = false;
 
   private constructor(
@@ -96,9 +103,10 @@ export class AccountStore {
     private readonly checker: FragmentChecker,
     threads: number,
     private readonly onHotChanged: () => void,
+    private readonly settingsConn: DuckDBConnection,
   ) {
     this.accountId = ctx.accountId;
-    this.appliedThreads = threads;
+    this.activeThreads = threads;
     this.writer = new HotWriter({
       conn: writerConn,
       tables: ctx.tables,
@@ -121,6 +129,7 @@ export class AccountStore {
     const { instance, writerConn } = await openAccountInstance(o.paths, o.policy);
     try {
       const maintenanceConn = await instance.connect();
+      const settingsConn = await instance.connect();
       for (const ddl of CATALOG_DDL) await writerConn.run(ddl);
       const tables = await TableDirectory.load(writerConn);
       const ctx: StorageContext = {
@@ -137,7 +146,16 @@ export class AccountStore {
         paths: o.paths,
         log: o.log,
       };
-      const store = new AccountStore(ctx, writerConn, maintenanceConn, o.tuning, o.checker, o.policy.threads, o.onHotChanged);
+      const store = new AccountStore(
+        ctx,
+        writerConn,
+        maintenanceConn,
+        o.tuning,
+        o.checker,
+        o.policy.threads,
+        o.onHotChanged,
+        settingsConn,
+      );
       await store.recover();
       return store;
     } catch (err) {
@@ -206,8 +224,35 @@ export class AccountStore {
   }
 
   /** Stores an append durably; resolves once committed (see HotWriter). */
-  append(input: AppendInput): Promise<AppendResult> {
+  async append(input: AppendInput): Promise<AppendResult> {
+    await this.activate();
     return this.writer.submit(input);
+  }
+
+  /**
+   * Marks the account active and gives its instance its threads (`threads`: a new value from the
+   * executor settings). Cheap when nothing changes: no statement runs.
+   */
+  private activate(threads?: number): Promise<void> {
+    this.lastActive = Date.now();
+    if (threads !== undefined) this.activeThreads = threads;
+    return this.setThreads(this.activeThreads);
+  }
+
+  private setThreads(threads: number): Promise<void> {
+    if (threads === this.appliedThreads) return this.threadsChain;
+    const next = this.threadsChain.then(async () => {
+      if (threads === this.appliedThreads || this.closed) return;
+      await this.settingsConn.run(`SET threads = ${Math.trunc(threads)}`);
+      this.appliedThreads = threads;
+    });
+    this.threadsChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** DuckDB threads in force on the account's instance (tests, the instance-cost bench). */
+  get threads(): number {
+    return this.appliedThreads;
   }
 
   async openSnapshot(requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
@@ -229,12 +274,12 @@ export class AccountStore {
     return tracked;
   }
 
-  /** Sets the instance's DuckDB threads for queries when they changed (on a connection of it). */
-  async applyThreads(conn: DuckDBConnection, threads: number): Promise<void> {
-    if (threads === this.appliedThreads) return;
-    // Instance-wide: DuckDB's threads bound the row groups read at once (Rowgroup.MaxConcurrentRead).
-    await conn.run(`SET threads = ${threads}`);
-    this.appliedThreads = threads;
+  /**
+   * Before a query: the account is active, with `threads` (the executor's live value; instance-wide
+   * in DuckDB, they bound the row groups read at once: Rowgroup.MaxConcurrentRead).
+   */
+  applyThreads(threads: number): Promise<void> {
+    return this.activate(threads);
   }
 
   tables(): TableInfo[] {
@@ -426,8 +471,10 @@ export class AccountStore {
         'final checkpoint failed; the write-ahead log will be replayed at start-up',
       );
     }
+    await this.threadsChain;
     this.writerConn.closeSync();
     this.maintenanceConn.closeSync();
+    this.settingsConn.closeSync();
     this.ctx.instance.closeSync();
   }
 
@@ -468,6 +515,8 @@ export class AccountStore {
     }
     if (this.dirtySinceCheckpoint && (sealed || Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs))
       await this.checkpoint();
+    // An idle account keeps no background threads (account-instance.ts).
+    if (this.appliedThreads > 1 && Date.now() - this.lastActive >= this.tuning.idleThreadsMs) await this.setThreads(1);
     if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
       this.lastPrune = Date.now();
       await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);

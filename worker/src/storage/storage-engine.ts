@@ -40,6 +40,8 @@ export interface StorageTuning {
   maxGroupRows: number;
   /** How often rows past retention are deleted (a changed policy triggers a pass at once). */
   retentionIntervalMs: number;
+  /** An account with no write or query for this long goes back to one DuckDB thread (account-instance.ts). */
+  idleThreadsMs: number;
   /** Extra DuckDB settings of every account's instance. */
   duckdbSettings: Record<string, string>;
   /** DuckDB `memory_limit` of each account's instance (default: account-instance.ts). */
@@ -55,6 +57,7 @@ const DEFAULT_STORAGE_TUNING: StorageTuning = {
   idempotencyMaxKeys: 1_000_000,
   maxGroupRows: 200_000,
   retentionIntervalMs: 30_000,
+  idleThreadsMs: 300_000,
   duckdbSettings: {},
 };
 
@@ -72,7 +75,7 @@ export interface ScanHandle {
   relation: string;
   columns: { name: string; type: ColumnTypeName }[];
   release(): Promise<void>;
-  /** Sets DuckDB's threads of the account's instance (instance-wide) when they changed. */
+  /** Before running SQL on the scan: the account is active, with `threads` DuckDB threads (instance-wide). */
   applyThreads(threads: number): Promise<void>;
 }
 
@@ -256,7 +259,7 @@ export class StorageEngine {
       relation: relation.relation,
       columns: relation.columns,
       release: snapshot.release,
-      applyThreads: (threads) => store.applyThreads(snapshot.connection, threads),
+      applyThreads: (threads) => store.applyThreads(threads),
     };
   }
 
@@ -400,6 +403,11 @@ export class StorageEngine {
   /** Approximate count of unsealed rows per schema of an account (for tests and metrics). */
   hotRows(accountId: string, schema: string): number {
     return this.stores.get(accountId)?.hotRows(schema) ?? 0;
+  }
+
+  /** DuckDB threads in force on an account's instance (undefined: no instance for it). */
+  accountThreads(accountId: string): number | undefined {
+    return this.stores.get(accountId)?.threads;
   }
 
   /** Files replaced by compaction still waiting for scans to finish. */
