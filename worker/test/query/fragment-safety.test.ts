@@ -75,7 +75,7 @@ describe('hostile query fragments sent to a worker directly', function () {
             entries(5).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })),
           ),
         ],
-        { accountId: OTHER },
+        { accountId: OTHER, idempotencyKey: 'key-of-b' },
       ),
     );
     await engine.sealAll();
@@ -311,7 +311,7 @@ describe('hostile query fragments sent to a worker directly', function () {
     async function seesNothingOfOther(body: string) {
       const out = await text(body);
       const seen = out.values.join('\n');
-      for (const trace of [OTHER, 'secret-of-b', path.basename(otherSegment, '.parquet')])
+      for (const trace of [OTHER, 'secret-of-b', 'key-of-b', path.basename(otherSegment, '.parquet')])
         assert.ok(!seen.includes(trace), `${body} revealed ${trace}: ${seen.slice(0, 300)}`);
       return out;
     }
@@ -324,6 +324,16 @@ describe('hostile query fragments sent to a worker directly', function () {
       const tables = await text(`SELECT string_agg(table_name, ',' ORDER BY table_name) AS c0 FROM duckdb_tables()`);
       assert.equal(tables.error, undefined);
       assert.ok(tables.values[0]?.includes('strata_tables'), tables.values[0]);
+      // The same statements for the other account do show its traces: the assertions below can fail.
+      const theirs = await run(
+        unchecked,
+        request(
+          `WITH a AS (SELECT string_agg(account_id || ':' || idempotency_key, ',') AS c0 FROM strata_idempotency) SELECT c0 FROM a`,
+          OTHER,
+          [WireType.WIRE_TYPE_VARCHAR],
+        ),
+      );
+      assert.deepEqual(theirs.values, [`${OTHER}:key-of-b`]);
     });
     it("the other account's hot tables by name: the name is the own table or none", async () => {
       const same = await seesNothingOfOther(`SELECT string_agg(msg, ',') AS c0 FROM ${otherHotTable}`);
