@@ -381,6 +381,21 @@ describe('hostile query fragments sent to a worker directly', function () {
         `SELECT string_agg(database_name || ':' || coalesce(path, ''), ',') AS c0 FROM duckdb_databases()`,
       );
     });
+    it("writing into the other account's directory (COPY, EXPORT, a new database file)", async () => {
+      const base = 'WITH a AS (SELECT CAST(1 AS BIGINT) AS c0) SELECT c0 FROM a';
+      const targets = [path.join(otherPaths.segments, 'planted.parquet'), path.join(otherPaths.dir, 'tmp', 'planted.csv')];
+      for (const hostile of [
+        `COPY (SELECT 'x' AS msg) TO '${targets[0]}' (FORMAT parquet)`,
+        `COPY (SELECT 'x' AS msg) TO '${targets[1]}'`,
+        `EXPORT DATABASE '${path.join(otherPaths.dir, 'export')}'`,
+        `ATTACH '${path.join(otherPaths.dir, 'new.duckdb')}' AS n`,
+      ]) {
+        const out = await run(unchecked, request(`${base}; ${hostile}`));
+        assert.ok(out.error, `${hostile} must fail`);
+      }
+      for (const file of [...targets, path.join(otherPaths.dir, 'export'), path.join(otherPaths.dir, 'new.duckdb')])
+        assert.equal(existsSync(file), false, file);
+    });
     it('duckdb_tables(), information_schema and duckdb_columns list the own account only', async () => {
       for (const body of [
         `SELECT string_agg(database_name || '.' || table_name, ',') AS c0 FROM duckdb_tables()`,
