@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { MAX_JSON_DEPTH, StrataError } from '@strata/common';
@@ -327,6 +327,24 @@ describe('storage engine', function () {
       await new Promise((r) => setTimeout(r, 50));
     assert.equal(await setting(t.engine, ACCOUNT), 1n);
     assert.equal(await setting(t.engine, OTHER), 1n);
+  });
+
+  it('keeps each account in its own directory; reads create none, and only GUIDs become paths', async () => {
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('A', entries(2))]));
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT]);
+    assert.ok(existsSync(t.engine.layout.account(ACCOUNT).database));
+    const stranger = '00000000-0000-0000-0000-0000000000c3';
+    assert.equal(await t.engine.openScan(stranger, 'A'), undefined);
+    assert.deepEqual(t.engine.listSchemas(stranger), []);
+    assert.deepEqual(await t.engine.describe(stranger), []);
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT], 'a read made no directory');
+    for (const id of ['../../etc', `${ACCOUNT}/../x`, ACCOUNT.toUpperCase(), '']) {
+      assert.throws(() => t.engine!.layout.account(id), /lower-case GUID/);
+      await assert.rejects(t.engine.append(input([part('A', entries(1))], { accountId: id })), /lower-case GUID/);
+      assert.equal(await t.engine.openScan(id, 'A'), undefined);
+    }
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT]);
   });
 
   it('refuses a second open of the same data path in one process', async () => {
