@@ -85,8 +85,9 @@ try {
   // Memory before the peers load into this process: the in-process cluster(s).
   const benchRss = rssOf(process.pid);
 
-  // The peers, on the very same rows: the one worker's sealed segment files (every row is sealed).
-  const files = parquetFiles(path.join(one.workerDirs[0], 'segments'));
+  // The peers, on the very same rows: the one worker's sealed segment files (every row is sealed;
+  // the bench writes one account, whose segments are under accounts/<id>/segments/).
+  const files = parquetFiles(path.join(one.workerDirs[0], 'accounts'));
   if (PEERS) {
     t = performance.now();
     native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());

@@ -21,6 +21,7 @@ export * from './guid.js';
 export * from './http/ops-endpoints.js';
 export * from './inflow/column-type-codec.js';
 export * from './inflow/column-types.js';
+export * from './inflow/json-depth.js';
 export * from './inflow/limits.js';
 export * from './inflow/stamped-columns.js';
 export * from './logging.js';

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { type ChannelPool, type Coordinator, errorFields, type Logger } from '@strata/common';
 import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { MasterPollLoop } from './master-poll-loop.js';
@@ -41,7 +40,7 @@ export class StoragePolicyPoller {
     private readonly log: Logger,
     intervalMs = STORAGE_POLICY_POLL_MS,
   ) {
-    this.file = path.join(storage.paths.data, 'storage-policy.json');
+    this.file = storage.layout.workerFile('storage-policy.json');
     this.state = this.load();
     storage.setRetention(new RetentionRules(this.state.policy));
     this.loop = new MasterPollLoop(

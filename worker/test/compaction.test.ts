@@ -41,7 +41,7 @@ describe('worker compaction', function () {
       listed.map((s) => s.segmentId),
       [merged.segmentId],
     );
-    for (const s of segments) assert.ok(!existsSync(path.join(t.engine.paths.segments, s.fileName)), 'old file deleted');
+    for (const s of segments) assert.ok(!existsSync(t.engine.segmentPath(s)), 'old file deleted');
     const [stats] = await scanRows(
       t.engine,
       'C',
@@ -50,7 +50,7 @@ describe('worker compaction', function () {
     assert.deepEqual(stats, { n: 1000, ids: 1000, s: String((999 * 1000) / 2) });
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
-    const file = path.join(t.engine.paths.segments, merged.fileName);
+    const file = t.engine.segmentPath(merged);
     const sorted = (
       await c.runAndReadAll(
         `SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM read_parquet('${file}'))`,
@@ -112,10 +112,10 @@ describe('worker compaction', function () {
     // The scan opened before the swap still reads the old files, which are kept for it.
     assert.deepEqual(await count(before), { n: 1050, d: 1050 });
     assert.equal(t.engine.pendingFileDeletions, 5);
-    assert.ok(existsSync(path.join(t.engine.paths.segments, segments[0]!.fileName)));
+    assert.ok(existsSync(t.engine.segmentPath(segments[0]!)));
     await before.release();
     await waitUntil(() => t.engine!.pendingFileDeletions === 0);
-    assert.ok(!existsSync(path.join(t.engine.paths.segments, segments[0]!.fileName)));
+    assert.ok(!existsSync(t.engine.segmentPath(segments[0]!)));
     const after = await scanRows(
       t.engine,
       'Q',
@@ -168,7 +168,7 @@ describe('worker compaction', function () {
   it('after a crash mid-job the old set is listed, or the new one, never both or neither', async () => {
     t.engine = await openEngine(t.dir);
     const segments = await writeSegments(t.engine, 'K', 3, 100);
-    const dir = path.dirname(path.join(t.engine.paths.segments, segments[0]!.fileName));
+    const dir = path.dirname(t.engine.segmentPath(segments[0]!));
     await t.engine.close();
     // Crash before the swap: the merged file exists but is not listed.
     const unlisted = path.join(dir, '22222222-2222-4222-8222-222222222222.parquet');
@@ -178,7 +178,7 @@ describe('worker compaction', function () {
     assert.equal((await t.engine.listSegments(ACCOUNT)).length, 3);
     // Crash after the swap committed but before the old files were deleted: put one back.
     await t.engine.compact({ accountId: ACCOUNT, schema: 'K', segmentIds: segments.map((s) => s.segmentId) });
-    const oldFile = path.join(t.engine.paths.segments, segments[0]!.fileName);
+    const oldFile = t.engine.segmentPath(segments[0]!);
     await t.engine.close();
     writeFileSync(oldFile, 'old segment not yet deleted when the process died');
     t.engine = await openEngine(t.dir);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { RetentionRules } from '../src/storage/retention-rules.js';
 import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
 
@@ -46,7 +45,7 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     assert.equal((await scanRows(engine, 'Keep')).length, 4);
 
     const before = await engine.listSegments(ACCOUNT);
-    const files = before.map((s) => path.join(engine.paths.segments, s.fileName));
+    const files = before.map((s) => engine.segmentPath(s));
     const gone = await engine.expireNow();
     // The two old segments (10 rows) and the two 5-day-old hot rows went; the straddling segment stays.
     assert.deepEqual({ rows: gone.rows, segments: gone.segments }, { rows: 12, segments: 2 });
@@ -91,7 +90,7 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     await engine.sealAll();
     await engine.append(input([part('D', entries(3, undefined, 50)), part('E', entries(2))]));
     await engine.append(input([part('D', entries(4))], { accountId: OTHER }));
-    const files = (await engine.listSegments(ACCOUNT)).map((s) => path.join(engine.paths.segments, s.fileName));
+    const files = (await engine.listSegments(ACCOUNT)).map((s) => engine.segmentPath(s));
     const gone = await engine.dropSchema(ACCOUNT, 'D');
     assert.deepEqual({ rows: gone.rows, segments: gone.segments }, { rows: 9, segments: 1 });
     assert.deepEqual(await scanRows(engine, 'D'), []);

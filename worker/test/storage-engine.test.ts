@@ -1,9 +1,21 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { StrataError } from '@strata/common';
-import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
+import { MAX_JSON_DEPTH, StrataError } from '@strata/common';
+import { StorageEngine } from '../src/storage/storage-engine.js';
+import {
+  ACCOUNT,
+  entries,
+  fakeGuard,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+  testLog,
+} from './helpers/storage-fixtures.js';
 
 describe('storage engine', function () {
   this.timeout(60_000);
@@ -177,7 +189,7 @@ describe('storage engine', function () {
     assert.equal(segment.rowCount, 1000);
     assert.equal(segment.minTsUs, Date.UTC(2024, 0, 1) * 1000);
     assert.equal(segment.maxTsUs, (Date.UTC(2024, 0, 1) + 999_000) * 1000);
-    const file = path.join(t.engine.paths.segments, segment.fileName);
+    const file = t.engine.segmentPath(segment);
     assert.ok(existsSync(file));
     const listed = await t.engine.listSegments(ACCOUNT);
     assert.deepEqual(
@@ -235,7 +247,7 @@ describe('storage engine', function () {
     await t.engine.append(input([part('R', entries(300))]));
     await t.engine.sealAll();
     await t.engine.append(input([part('R', entries(200, undefined, 300)), part('R2', entries(7))]));
-    const orphanDir = path.join(t.engine.paths.segments, '1');
+    const orphanDir = path.join(t.engine.layout.account(ACCOUNT).segments, '1');
     await t.engine.close();
     const orphan = path.join(orphanDir, '11111111-1111-4111-8111-111111111111.parquet');
     writeFileSync(orphan, 'left by a crashed seal');
@@ -250,6 +262,89 @@ describe('storage engine', function () {
     const [r] = await scanRows(t.engine, 'R', (rel) => `SELECT count(DISTINCT seq)::INTEGER AS n FROM ${rel}`);
     assert.equal(r!.n, 500);
     assert.equal(t.engine.hotRows(ACCOUNT, 'R'), 200);
+  });
+
+  it('refuses rows whose values nest deeper than the inflow limit, as the gateway does', async () => {
+    t.engine = await openEngine(t.dir);
+    const deep = (levels: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = { k: v };
+      return v;
+    };
+    const ok = await t.engine.append(input([part('Deep', [{ ts: Date.UTC(2024, 0, 1), data: { d: deep(MAX_JSON_DEPTH) } }])]));
+    assert.equal(ok.rowsStored, 1);
+    for (const levels of [MAX_JSON_DEPTH + 1, 10_000]) {
+      const rows = Buffer.from(`{"@ts":1,"@id":"${randomUUID()}","d":${'['.repeat(levels)}${']'.repeat(levels)}}`);
+      await assert.rejects(
+        t.engine.append(input([{ schema: 'Deep', columns: [{ name: 'd', type: 'Dynamic' }], rows, rowCount: 1 }])),
+        (err: StrataError) =>
+          err.kind === 'invalid' && err.message === `Schema Deep: a field value nests deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
+    }
+    assert.equal(t.engine.hotRows(ACCOUNT, 'Deep'), 1);
+  });
+
+  it("gives an account's instance its threads while it is active and one thread once it is idle", async () => {
+    const OTHER = '00000000-0000-0000-0000-0000000000b2';
+    const guard = fakeGuard();
+    await guard.check();
+    const open = (idleThreadsMs: number) =>
+      StorageEngine.open({
+        dataPath: t.dir,
+        log: testLog(),
+        guard,
+        cores: 4,
+        tuning: { maintenanceIntervalMs: 20, idleThreadsMs },
+      });
+    const setting = async (engine: StorageEngine, accountId: string) => {
+      const scan = await engine.openScan(accountId, 'T');
+      try {
+        return (await scan!.connection.runAndReadAll(`SELECT current_setting('threads') AS n`)).getRowObjectsJS()[0]!.n;
+      } finally {
+        await scan!.release();
+      }
+    };
+    t.engine = await open(3_600_000);
+    await t.engine.append(input([part('T', entries(3))]));
+    await t.engine.append(input([part('T', entries(3))], { accountId: OTHER }));
+    assert.equal(t.engine.accountThreads(ACCOUNT), 3, 'cores but one while active');
+    assert.equal(await setting(t.engine, ACCOUNT), 3n);
+    await t.engine.close();
+    // Reopened: every instance starts with one thread; a write or a query makes its account active.
+    t.engine = await open(200);
+    assert.equal(t.engine.accountThreads(ACCOUNT), 1);
+    assert.equal(await setting(t.engine, OTHER), 1n);
+    await t.engine.append(input([part('T', entries(1))]));
+    assert.equal(await setting(t.engine, ACCOUNT), 3n);
+    assert.equal(t.engine.accountThreads(OTHER), 1, 'the other account stays idle');
+    const scan = await t.engine.openScan(OTHER, 'T');
+    await scan!.applyThreads(2); // as a query does, with the executor settings' value
+    await scan!.release();
+    assert.equal(await setting(t.engine, OTHER), 2n);
+    // Idle for longer than idleThreadsMs: maintenance takes both back to one thread.
+    const deadline = Date.now() + 10_000;
+    while ((t.engine.accountThreads(ACCOUNT) !== 1 || t.engine.accountThreads(OTHER) !== 1) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await setting(t.engine, ACCOUNT), 1n);
+    assert.equal(await setting(t.engine, OTHER), 1n);
+  });
+
+  it('keeps each account in its own directory; reads create none, and only GUIDs become paths', async () => {
+    t.engine = await openEngine(t.dir);
+    await t.engine.append(input([part('A', entries(2))]));
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT]);
+    assert.ok(existsSync(t.engine.layout.account(ACCOUNT).database));
+    const stranger = '00000000-0000-0000-0000-0000000000c3';
+    assert.equal(await t.engine.openScan(stranger, 'A'), undefined);
+    assert.deepEqual(t.engine.listSchemas(stranger), []);
+    assert.deepEqual(await t.engine.describe(stranger), []);
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT], 'a read made no directory');
+    for (const id of ['../../etc', `${ACCOUNT}/../x`, ACCOUNT.toUpperCase(), '']) {
+      assert.throws(() => t.engine!.layout.account(id), /lower-case GUID/);
+      await assert.rejects(t.engine.append(input([part('A', entries(1))], { accountId: id })), /lower-case GUID/);
+      assert.equal(await t.engine.openScan(id, 'A'), undefined);
+    }
+    assert.deepEqual(readdirSync(path.join(t.dir, 'accounts')), [ACCOUNT]);
   });
 
   it('refuses a second open of the same data path in one process', async () => {

@@ -1,9 +1,8 @@
 import { createGunzip } from 'node:zlib';
-import { StrataError } from '@strata/common';
+import { jsonDepthWithin, MAX_JSON_DEPTH, StrataError } from '@strata/common';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { z } from 'zod';
-import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
 
 /** Reads the whole request body, gunzipping `Content-Encoding: gzip`, refusing more than `limit` bytes. */
 export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { type DataType, type ErrorDetail, INFLOW_LIMITS, isReservedFieldName, isValidName, StrataError } from '@strata/common';
-import { MAX_JSON_DEPTH } from '../http/json-depth.js';
+import {
+  type DataType,
+  type ErrorDetail,
+  INFLOW_LIMITS,
+  isReservedFieldName,
+  isValidName,
+  MAX_JSON_DEPTH,
+  StrataError,
+} from '@strata/common';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
 import { encodeValue, jsonValueType, mergeType } from './value-typing.js';
 

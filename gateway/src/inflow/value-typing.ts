@@ -1,5 +1,4 @@
-import { type DataType, INFLOW_LIMITS, widen } from '@strata/common';
-import { jsonDepthWithin, MAX_JSON_DEPTH } from '../http/json-depth.js';
+import { type DataType, INFLOW_LIMITS, jsonDepthWithin, MAX_JSON_DEPTH, widen } from '@strata/common';
 import { mightBeIsoTimestamp, parseIsoTimestampMicros } from './iso-timestamp.js';
 
 /**

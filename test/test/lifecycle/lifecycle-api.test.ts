@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { startTestNode, type TestNode } from '@strata/deploy/testing';
 import type { WorkerHandle } from '@strata/worker';
 
@@ -72,7 +71,7 @@ describe('data lifecycle over HTTP: retention, schema drop, usage', function () 
     await worker().storage.sealAll();
     const oldFiles = (await worker().storage.listSegments(ACCOUNT))
       .filter((s) => s.schema === 'app.logs')
-      .map((s) => path.join(worker().storage.paths.segments, s.fileName));
+      .map((s) => worker().storage.segmentPath(s));
     assert.equal(oldFiles.length, 1);
     await push(entriesAgo('app.logs', [3 * DAY, 60_000]));
     await worker().storage.sealAll();

@@ -4,7 +4,9 @@
  *
  * A fragment is admitted by the executor limits (executor-limits.ts), then reads one snapshot of
  * the schema (`StorageEngine.openScan`: hot rows plus the segments overlapping the time range)
- * and streams its result as column batches. The call's deadline or cancellation interrupts the
+ * and streams its result as column batches. It runs on the DuckDB instance of the request's
+ * account, which holds and may open nothing of any other account (account-instance.ts), so
+ * even a fragment the check let through cannot reach another account's rows. The call's deadline or cancellation interrupts the
  * statement; the scan is always released.
  */
 
@@ -88,7 +90,6 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       },
     };
   }
-  let appliedThreads: number | undefined;
 
   async function* execute(req: ExecuteFragmentRequest, signal: AbortSignal): AsyncGenerator<ColumnBatch> {
     if (!req.accountId || !req.schema) throw new StrataError('invalid', 'A fragment needs an account and a schema.');
@@ -104,12 +105,8 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
       try {
         // Whoever sent it: one read-only SELECT over the scan bound below and nothing else.
         await checker?.check(scan.connection, statement.sql);
-        const threads = limiter.threads();
-        if (threads !== appliedThreads) {
-          // Instance-wide: DuckDB's threads bound the row groups read at once (Rowgroup.MaxConcurrentRead).
-          await scan.connection.run(`SET threads = ${threads}`);
-          appliedThreads = threads;
-        }
+        // Per account instance, set only when it changed (DuckDB's threads bound the row groups read at once).
+        await scan.applyThreads(limiter.threads());
         yield* runFragment(
           scan.connection,
           scan.relation,

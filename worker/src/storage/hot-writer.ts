@@ -7,6 +7,8 @@ import {
   INFLOW_LIMITS,
   isValidName,
   type Logger,
+  MAX_JSON_DEPTH,
+  ndjsonDepthWithin,
   quoteIdentifier,
   quoteLiteral,
   STAMPED_COLUMNS,
@@ -437,5 +439,8 @@ function validateInput(input: AppendInput): void {
     if (!isValidName(part.schema)) throw new StrataError('invalid', `Invalid schema name '${part.schema}'.`);
     if (part.rowCount < 0 || part.rowCount > INFLOW_LIMITS.maxEntriesPerBatch * 10)
       throw new StrataError('invalid', `Schema ${part.schema}: invalid row count ${part.rowCount}.`);
+    // The gateway's limit on a field value's nesting (docs/api.md); the row object is one more level.
+    if (!ndjsonDepthWithin(part.rows, MAX_JSON_DEPTH + 1))
+      throw new StrataError('invalid', `Schema ${part.schema}: a field value nests deeper than ${MAX_JSON_DEPTH} levels.`);
   }
 }

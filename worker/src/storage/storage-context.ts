@@ -6,9 +6,15 @@ import type { FreeSpaceGuard } from './free-space-guard.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { RetentionRules } from './retention-rules.js';
 import type { SegmentReclaimer } from './segment-reclaimer.js';
+import type { AccountPaths } from './storage-layout.js';
 
-/** What the parts of the storage engine (writer, sealer, compactor, scans) share. */
+/**
+ * What the parts of one account's storage (writer, sealer, compactor, scans) share. Everything
+ * here belongs to that account alone: its DuckDB instance, catalog and directories
+ * (account-store.ts); only the free-space guard and the retention rules are the worker's.
+ */
 export interface StorageContext {
+  accountId: string;
   instance: DuckDBInstance;
   tables: TableDirectory;
   /** Per table id: schema changes, seals and compaction swaps of one table never overlap. */
@@ -19,17 +25,6 @@ export interface StorageContext {
   guard: FreeSpaceGuard;
   /** Retention in force: scans never return older rows, maintenance deletes them. */
   retention: RetentionRules;
-  paths: StoragePaths;
+  paths: AccountPaths;
   log: Logger;
-}
-
-export interface StoragePaths {
-  /** backend.dataPath */
-  data: string;
-  /** The DuckDB file of the hot buffer and the catalog. */
-  database: string;
-  /** Parquet segments, one directory per table id. */
-  segments: string;
-  /** Batch files in flight, unfinished segment files, DuckDB spill files. */
-  tmp: string;
 }

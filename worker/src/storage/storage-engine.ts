@@ -1,33 +1,23 @@
-import { mkdir, readdir, rm, unlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { ColumnTypeName } from '@strata/common';
-import {
-  confineDuckDB,
-  errorFields,
-  FragmentChecker,
-  type FragmentStatement,
-  type Logger,
-  quoteIdentifier,
-  registerKustoFunctions,
-  StrataError,
-} from '@strata/common';
+import { confineDuckDB, errorFields, FragmentChecker, type FragmentStatement, type Logger, StrataError } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
-import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
-import { CatalogChanges } from './catalog-changes.js';
-import { type CompactRequest, compactSegments } from './compactor.js';
+import { type AccountInstancePolicy, defaultAccountMemoryLimit } from './account-instance.js';
+import { AccountStore, type SchemaUsage } from './account-store.js';
+import type { SegmentInfo } from './catalog.js';
+import type { CompactRequest } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
-import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
-import { pruneIdempotencyKeys } from './idempotency-keys.js';
-import { KeyedMutex } from './keyed-mutex.js';
-import { type Deleted, dropTable, expireTable } from './lifecycle.js';
-import { type PurgeProgress, purgeStep } from './purge.js';
+import type { AppendInput, AppendResult } from './hot-writer.js';
+import { migrateLegacyLayout } from './legacy-migration.js';
+import type { Deleted } from './lifecycle.js';
+import type { PurgeProgress } from './purge.js';
 import { RetentionRules } from './retention-rules.js';
-import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
-import { sealTable } from './sealer.js';
-import { SegmentReclaimer } from './segment-reclaimer.js';
-import type { StorageContext, StoragePaths } from './storage-context.js';
+import type { ScanRange, ScanSnapshot } from './scan.js';
+import { isAccountId, StorageLayout } from './storage-layout.js';
+
+export type { SchemaUsage } from './account-store.js';
 
 /** Knobs with production defaults; tests shorten the intervals. */
 export interface StorageTuning {
@@ -50,8 +40,12 @@ export interface StorageTuning {
   maxGroupRows: number;
   /** How often rows past retention are deleted (a changed policy triggers a pass at once). */
   retentionIntervalMs: number;
-  /** Extra DuckDB settings of the hot buffer instance. */
+  /** An account with no write or query for this long goes back to one DuckDB thread (account-instance.ts). */
+  idleThreadsMs: number;
+  /** Extra DuckDB settings of every account's instance. */
   duckdbSettings: Record<string, string>;
+  /** DuckDB `memory_limit` of each account's instance (default: account-instance.ts). */
+  accountMemoryLimit?: string;
 }
 
 const DEFAULT_STORAGE_TUNING: StorageTuning = {
@@ -63,6 +57,7 @@ const DEFAULT_STORAGE_TUNING: StorageTuning = {
   idempotencyMaxKeys: 1_000_000,
   maxGroupRows: 200_000,
   retentionIntervalMs: 30_000,
+  idleThreadsMs: 300_000,
   duckdbSettings: {},
 };
 
@@ -75,24 +70,13 @@ export interface StorageEngineOptions {
   cores?: number;
 }
 
-/** Result of openScan: one relation over the hot rows and segments of one schema. */
-/** What a worker holds of one schema of an account (DescribeStorage). */
-export interface SchemaUsage {
-  schema: string;
-  hotRows: number;
-  segmentRows: number;
-  segments: number;
-  segmentBytes: number;
-  /** µs since the epoch; 0 without rows. */
-  minTimestampUs: number;
-  maxTimestampUs: number;
-}
-
 export interface ScanHandle {
   connection: DuckDBConnection;
   relation: string;
   columns: { name: string; type: ColumnTypeName }[];
   release(): Promise<void>;
+  /** Before running SQL on the scan: the account is active, with `threads` DuckDB threads (instance-wide). */
+  applyThreads(threads: number): Promise<void>;
 }
 
 export interface SchemaDescription {
@@ -100,22 +84,24 @@ export interface SchemaDescription {
   columns: { name: string; type: ColumnTypeName }[];
 }
 
-/** DuckDB files open in this process: one instance per file per process. */
-const openDatabases = new Set<string>();
+/** Data paths open in this process: one engine per data directory (DuckDB: one instance per file). */
+const openDataPaths = new Set<string>();
 
 /**
- * A worker's storage: the durable DuckDB hot buffer, sealed Parquet segments and the catalog,
- * all under `backend.dataPath`:
- *
- *   <dataPath>/hot.duckdb          hot tables (one per account and schema) + catalog tables
- *   <dataPath>/segments/<table>/   Parquet segments (ZSTD, sorted by timestamp)
- *   <dataPath>/tmp/                batch files in flight, DuckDB spill files
+ * A worker's storage: per account, a durable DuckDB hot buffer, sealed Parquet segments and the
+ * catalog, each account in a directory of its own under `backend.dataPath` and on a DuckDB
+ * instance of its own, confined to that directory (storage-layout.ts, account-store.ts,
+ * docs/decisions/0015-account-isolation-in-workers.md). This class routes each call to the
+ * account's store, opens stores (all existing ones at start-up, new ones on an account's first
+ * write), and runs the maintenance of all of them. A data directory in the older shared layout is
+ * migrated before anything opens (legacy-migration.ts).
  *
  * ── API for the query engine ───────────────────────────────────────────────────────────────
  *
  * `openScan(accountId, schema, { fromMs?, toMs? })` → `ScanHandle | undefined`
  *   undefined when the schema has never been written on this worker. Otherwise:
- *   - `connection`: a DuckDB connection used by this scan only. It holds an open read
+ *   - `connection`: a DuckDB connection used by this scan only, on the account's instance (which
+ *     holds nothing of other accounts). It holds an open read
  *     transaction: every query run on it sees one consistent snapshot (hot rows and segments of
  *     the same instant; no row twice, none missing, even while seals and compactions commit).
  *   - `relation`: a parenthesised SELECT, e.g. `(SELECT … UNION ALL …)`: use it in SQL as a
@@ -142,178 +128,113 @@ const openDatabases = new Set<string>();
  */
 export class StorageEngine {
   private readonly tuning: StorageTuning;
-  private readonly writer: HotWriter;
-  private readonly compactionLocks = new KeyedMutex<number>();
-  /** Between group commits only: seals and checkpoints (see HotWriterOptions.gate). */
-  private readonly writeGate = new KeyedMutex<'writes'>();
-  private readonly hot = new Map<number, { rows: number; since: number }>();
-  private readonly openSnapshots = new Set<ScanSnapshot>();
+  private readonly stores = new Map<string, AccountStore>();
+  /** Stores being opened (first write of an account): concurrent writes share the open. */
+  private readonly opening = new Map<string, Promise<AccountStore>>();
+  private readonly checker = new FragmentChecker();
+  private retention = new RetentionRules();
   private maintenanceTimer: NodeJS.Timeout | undefined;
   private maintenanceRun: Promise<void> = Promise.resolve();
-  private lastCheckpoint = Date.now();
-  private dirtySinceCheckpoint = false;
-  private lastPrune = 0;
   private lastExpiry = 0;
-  private readonly purgeClean = new Map<string, Set<string>>();
-  private readonly checker = new FragmentChecker();
   private maxTermSeen = 0;
+  /** An empty, confined in-memory instance for snapshots of accounts with nothing here. */
+  private empty: Promise<DuckDBInstance> | undefined;
   private closed = false;
 
   private constructor(
-    private readonly ctx: StorageContext,
-    private readonly writerConn: DuckDBConnection,
-    private readonly maintenanceConn: DuckDBConnection,
+    /** Every path of the worker's storage (storage-layout.ts). */
+    readonly layout: StorageLayout,
+    private readonly options: StorageEngineOptions,
     tuning: StorageTuning,
+    private readonly policy: AccountInstancePolicy,
   ) {
     this.tuning = tuning;
-    this.writer = new HotWriter({
-      conn: writerConn,
-      tables: ctx.tables,
-      tableLocks: ctx.tableLocks,
-      catalogChanges: ctx.catalogChanges,
-      tmpDir: ctx.paths.tmp,
-      log: ctx.log,
-      maxGroupRows: tuning.maxGroupRows,
-      onCommitted: (rowsByTable) => this.noteCommitted(rowsByTable),
-      gate: this.writeGate,
-    });
   }
 
   static async open(options: StorageEngineOptions): Promise<StorageEngine> {
     const tuning = { ...DEFAULT_STORAGE_TUNING, ...options.tuning };
-    const data = path.resolve(options.dataPath);
-    const paths: StoragePaths = {
-      data,
-      database: path.join(data, 'hot.duckdb'),
-      segments: path.join(data, 'segments'),
-      tmp: path.join(data, 'tmp'),
+    const layout = new StorageLayout(options.dataPath);
+    if (openDataPaths.has(layout.data))
+      throw new Error(`storage at ${layout.data} is already open in this process (one DuckDB instance per file)`);
+    openDataPaths.add(layout.data);
+    const policy: AccountInstancePolicy = {
+      threads: Math.max(1, (options.cores ?? availableParallelism()) - 1),
+      memoryLimit: tuning.accountMemoryLimit ?? defaultAccountMemoryLimit(),
+      settings: tuning.duckdbSettings,
     };
-    if (openDatabases.has(paths.database))
-      throw new Error(`storage at ${data} is already open in this process (one DuckDB instance per file)`);
-    await mkdir(paths.segments, { recursive: true });
-    // Whatever is in tmp belongs to a previous run: unfinished batch files and spill files.
-    await rm(paths.tmp, { recursive: true, force: true });
-    await mkdir(path.join(paths.tmp, 'spill'), { recursive: true });
-
-    openDatabases.add(paths.database);
+    const engine = new StorageEngine(layout, options, tuning, policy);
     try {
-      const instance = await DuckDBInstance.create(paths.database, {
-        temp_directory: path.join(paths.tmp, 'spill'),
-        // Hot rows live in the write-ahead log until they are sealed, and are checkpointed only
-        // after the seal deleted them: compressing them into the database file first cost ~2 µs
-        // a row for data that leaves for Parquet within a minute (bench/ingest). The WAL stays
-        // bounded by the seal thresholds; DuckDB checkpoints by itself beyond this size.
-        checkpoint_threshold: '256MB',
-        // All cores of the budget but one: the JS thread (gRPC, batch files) and co-located roles keep a core.
-        // On 2 cores a second DuckDB thread cost ~35 % more CPU per ingested row (coordination
-        // and spinning) for no more throughput (bench/ingest, docs/decisions/0004-worker-storage.md).
-        threads: String(Math.max(1, (options.cores ?? availableParallelism()) - 1)),
-        ...tuning.duckdbSettings,
-      });
-      const writerConn = await instance.connect();
-      // Naive TIMESTAMP columns hold UTC: conversions from TIMESTAMPTZ (now(), query functions)
-      // must use UTC, not the host's zone. ICU is built in but loads lazily.
-      await writerConn.run('LOAD icu');
-      await writerConn.run("SET GLOBAL TimeZone = 'UTC'");
-      // Segment files never change once written (a compaction writes new ones), so their footers
-      // can be parsed once instead of on every query: ~1.5 ms less on a small query over 10
-      // segments (bench/query). DuckDB bounds this cache (LRU by estimated memory) and checks a
-      // file's modification time before using its entry. The setting belongs to the parquet
-      // extension, which must be loaded first.
-      await writerConn.run('LOAD parquet');
-      await writerConn.run('SET GLOBAL parquet_metadata_cache = true');
-      // The engine's JS functions (kusto-udfs.ts), for every fragment connection of this instance:
-      // registered once here, before the configuration is locked — a registration is a catalog
-      // write, and one per fragment connection inside its snapshot transaction conflicted with
-      // the other open snapshots ("Failed to register scalar function").
-      registerKustoFunctions(writerConn);
-      // Last: from here on this instance reaches only its segments and batch/spill files, and no
-      // statement (query fragments included) can change that. `threads` follows the executor
-      // settings live (query-service.ts).
-      await confineDuckDB(writerConn, { allowedDirectories: [paths.segments, paths.tmp], allowedConfigs: ['threads'] });
-      const maintenanceConn = await instance.connect();
-      for (const ddl of CATALOG_DDL) await writerConn.run(ddl);
-      const tables = await TableDirectory.load(writerConn);
-      const ctx: StorageContext = {
-        instance,
-        tables,
-        tableLocks: new KeyedMutex<number>(),
-        reclaimer: new SegmentReclaimer((file, err) =>
-          options.log.warn({ file, ...errorFields(err) }, 'could not delete a replaced segment file'),
-        ),
-        catalogChanges: new CatalogChanges(),
-        guard: options.guard,
-        retention: new RetentionRules(),
-        paths,
-        log: options.log,
-      };
-      const engine = new StorageEngine(ctx, writerConn, maintenanceConn, tuning);
-      await engine.recover();
+      await migrateLegacyLayout(layout, options.log);
+      for (const name of (await readdir(layout.accounts)).sort()) {
+        if (isAccountId(name)) await engine.storeFor(name, true);
+      }
+      engine.updateHotGauge();
+      options.log.info({ accounts: engine.stores.size, memoryLimitPerAccount: policy.memoryLimit }, 'storage opened');
       engine.scheduleMaintenance();
       return engine;
     } catch (err) {
-      openDatabases.delete(paths.database);
+      await engine.close().catch(() => undefined);
       throw err;
     }
   }
 
-  /** Counts hot rows left by the previous run and deletes segment files the catalog does not list. */
-  private async recover(): Promise<void> {
-    const now = Date.now();
-    for (const t of this.ctx.tables.all()) {
-      const r = (
-        await this.writerConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(t.hotTable)}`)
-      ).getRowObjectsJS()[0] as {
-        n: bigint;
-      };
-      if (r.n > 0n) this.hot.set(t.tableId, { rows: Number(r.n), since: now });
+  /**
+   * The account's store; with `create`, opened (and its directory made) when it is not open yet.
+   * Without, undefined for an account that has nothing here: reads never create directories.
+   */
+  private async storeFor(accountId: string, create: true): Promise<AccountStore>;
+  private async storeFor(accountId: string, create: false): Promise<AccountStore | undefined>;
+  private async storeFor(accountId: string, create: boolean): Promise<AccountStore | undefined> {
+    const open = this.stores.get(accountId);
+    if (open || !create) return open;
+    if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    let pending = this.opening.get(accountId);
+    if (!pending) {
+      pending = AccountStore.open({
+        accountId,
+        paths: this.layout.account(accountId),
+        policy: this.policy,
+        tuning: this.tuning,
+        guard: this.options.guard,
+        retention: this.retention,
+        checker: this.checker,
+        log: this.options.log,
+        onHotChanged: () => this.updateHotGauge(),
+      })
+        .then((store) => {
+          this.stores.set(accountId, store);
+          return store;
+        })
+        .finally(() => this.opening.delete(accountId));
+      this.opening.set(accountId, pending);
     }
-    const listed = new Set((await selectSegments(this.writerConn)).map((s) => path.join(this.ctx.paths.segments, s.fileName)));
-    let removed = 0;
-    for (const dir of await readdir(this.ctx.paths.segments)) {
-      const full = path.join(this.ctx.paths.segments, dir);
-      let files: string[];
-      try {
-        files = await readdir(full);
-      } catch {
-        continue;
-      }
-      for (const f of files) {
-        const file = path.join(full, f);
-        if (!listed.has(file)) {
-          await unlink(file).catch(() => undefined);
-          removed++;
-        }
-      }
-    }
-    this.updateHotGauge();
-    this.ctx.log.info(
-      { tables: this.ctx.tables.all().length, segments: listed.size, orphanFilesRemoved: removed },
-      'storage opened',
-    );
+    return pending;
   }
 
-  get paths(): StoragePaths {
-    return this.ctx.paths;
+  /** The file of a listed segment. */
+  segmentPath(segment: Pick<SegmentInfo, 'accountId' | 'fileName'>): string {
+    return this.layout.segmentFile(segment.accountId, segment.fileName);
   }
 
   /** Free bytes on the data path at the free-space guard's last check. */
   get freeBytes(): number {
-    return this.ctx.guard.freeBytes;
+    return this.options.guard.freeBytes;
   }
 
   /** Stores an append durably; resolves once committed (see HotWriter). */
   async append(input: AppendInput): Promise<AppendResult> {
     const m = workerMetrics();
     try {
-      this.ctx.guard.assertWritable();
+      this.options.guard.assertWritable();
     } catch (err) {
       m.refusedAppends.inc({ reason: 'insufficient_storage' });
       throw err;
     }
+    if (!isAccountId(input.accountId)) throw new StrataError('invalid', 'Account id must be a lower-case GUID.');
     const started = process.hrtime.bigint();
-    this.ctx.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
-    const result = await this.writer.submit(input);
+    const store = await this.storeFor(input.accountId, true);
+    this.options.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
+    const result = await store.append(input);
     m.appendSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     if (result.duplicate) m.duplicateAppends.inc();
     else m.appendedRows.inc(result.rowsStored);
@@ -322,55 +243,75 @@ export class StorageEngine {
 
   /** See the class comment. */
   async openScan(accountId: string, schema: string, range: ScanRange = {}): Promise<ScanHandle | undefined> {
-    const snapshot = await this.openSnapshot(accountId, [{ schema, ...range }]);
+    const store = await this.storeFor(accountId, false);
+    if (!store) {
+      if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+      return undefined;
+    }
+    const snapshot = await store.openSnapshot([{ schema, ...range }]);
     const relation = snapshot.relations[0];
     if (!relation) {
       await snapshot.release();
       return undefined;
     }
-    return { connection: snapshot.connection, relation: relation.relation, columns: relation.columns, release: snapshot.release };
+    return {
+      connection: snapshot.connection,
+      relation: relation.relation,
+      columns: relation.columns,
+      release: snapshot.release,
+      applyThreads: (threads) => store.applyThreads(threads),
+    };
   }
 
   /** See the class comment. */
   async openSnapshot(accountId: string, requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
     if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
-    const snapshot = await openSnapshot(this.ctx, accountId, requests);
-    const release = snapshot.release;
-    // One release however often it is called: a caller may let it finish in the background (the
-    // query service answers before its snapshot is closed), and close() then waits for it here.
-    let releasing: Promise<void> | undefined;
-    const tracked: ScanSnapshot = {
-      connection: snapshot.connection,
-      relations: snapshot.relations,
-      release: () => {
-        releasing ??= release().finally(() => this.openSnapshots.delete(tracked));
-        return releasing;
-      },
-    };
-    this.openSnapshots.add(tracked);
-    return tracked;
+    const store = await this.storeFor(accountId, false);
+    if (store) return store.openSnapshot(requests);
+    // Nothing of this account here: an empty snapshot, on an instance that holds nothing either.
+    const connection = await (await this.emptyInstance()).connect();
+    return { connection, relations: [], release: async () => connection.closeSync() };
+  }
+
+  private emptyInstance(): Promise<DuckDBInstance> {
+    this.empty ??= (async () => {
+      const instance = await DuckDBInstance.create(':memory:', { threads: '1' });
+      const conn = await instance.connect();
+      await confineDuckDB(conn, { allowedDirectories: [] });
+      conn.closeSync();
+      return instance;
+    })();
+    return this.empty;
   }
 
   /** Every account this worker holds a table of (hot rows or segments). */
   listAccounts(): string[] {
-    return [...new Set(this.ctx.tables.all().map((t) => t.accountId))].sort();
+    return [...this.stores.values()]
+      .filter((s) => s.tables().length > 0)
+      .map((s) => s.accountId)
+      .sort();
   }
 
   /** See the class comment. */
   listSchemas(accountId: string): SchemaDescription[] {
-    return this.ctx.tables
-      .ofAccount(accountId)
+    const store = this.stores.get(accountId);
+    if (!store) return [];
+    return store
+      .tables()
       .map((t) => ({ schema: t.schema, columns: t.columns.map((c) => ({ ...c })) }))
       .sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
   }
 
+  /** Listed segments of one account, or of every account (by time, then id). */
   async listSegments(accountId?: string): Promise<SegmentInfo[]> {
-    const conn = await this.ctx.instance.connect();
-    try {
-      return await selectSegments(conn, accountId);
-    } finally {
-      conn.closeSync();
-    }
+    if (accountId !== undefined) return (await this.stores.get(accountId)?.listSegments()) ?? [];
+    const all: SegmentInfo[] = [];
+    for (const store of [...this.stores.values()]) all.push(...(await store.listSegments()));
+    return all.sort(
+      (a, b) =>
+        (a.minTsUs ?? Number.NEGATIVE_INFINITY) - (b.minTsUs ?? Number.NEGATIVE_INFINITY) ||
+        (a.segmentId < b.segmentId ? -1 : a.segmentId > b.segmentId ? 1 : 0),
+    );
   }
 
   /**
@@ -381,26 +322,22 @@ export class StorageEngine {
     if (term < this.maxTermSeen)
       throw new StrataError('precondition_failed', `Compaction term ${term} is older than term ${this.maxTermSeen}.`);
     this.maxTermSeen = term;
-    const merged = await compactSegments(this.ctx, this.compactionLocks, request);
+    const store = this.stores.get(request.accountId);
+    if (!store) throw new StrataError('not_found', `Schema ${request.schema} does not exist on this worker.`);
+    const merged = await store.compact(request);
     workerMetrics().compactions.inc();
-    this.dirtySinceCheckpoint = true;
     return merged;
   }
 
   /** Seals every table with hot rows now (tests, and before a planned shutdown if wanted). */
   async sealAll(): Promise<SegmentInfo[]> {
     const out: SegmentInfo[] = [];
-    for (const t of this.ctx.tables.all()) {
-      const s = await this.seal(t);
-      if (s) out.push(s);
-    }
+    for (const store of [...this.stores.values()]) out.push(...(await store.sealAll()));
     return out;
   }
 
   async checkpoint(): Promise<void> {
-    await this.writeGate.with('writes', () => this.maintenanceConn.run('CHECKPOINT'));
-    this.lastCheckpoint = Date.now();
-    this.dirtySinceCheckpoint = false;
+    for (const store of [...this.stores.values()]) await store.checkpoint();
   }
 
   /**
@@ -408,23 +345,18 @@ export class StorageEngine {
    * them (a pass runs at its next turn when the policy changed).
    */
   setRetention(rules: RetentionRules): void {
-    if (this.ctx.retention.sameAs(rules)) return;
-    this.ctx.retention = rules;
+    if (this.retention.sameAs(rules)) return;
+    this.retention = rules;
+    for (const store of this.stores.values()) store.setRetention(rules);
     this.lastExpiry = 0;
   }
 
   /** Deletes rows past retention in every table now; returns what went. */
   async expireNow(nowMs = Date.now()): Promise<Deleted> {
     const total: Deleted = { rows: 0, segments: 0, bytes: 0 };
-    for (const table of this.ctx.tables.all()) {
+    for (const store of [...this.stores.values()]) {
       if (this.closed) break;
-      const cutoffUs = this.ctx.retention.cutoffUs(table.accountId, table.schema, nowMs);
-      if (cutoffUs === undefined) continue;
-      const gone = await this.deleting(table, (conn) => expireTable(this.ctx, conn, table, cutoffUs));
-      if (gone.rows > 0 || gone.segments > 0) {
-        this.ctx.log.info({ accountId: table.accountId, schema: table.schema, ...gone }, 'rows past retention deleted');
-        workerMetrics().expiredRows.inc(gone.rows);
-      }
+      const gone = await store.expireNow(nowMs);
       total.rows += gone.rows;
       total.segments += gone.segments;
       total.bytes += gone.bytes;
@@ -434,30 +366,17 @@ export class StorageEngine {
     return total;
   }
 
-  /** Per account and schema rows and bytes as gauges (from the catalog and the hot-row counts). */
+  /** Per account and schema rows and bytes as gauges (from the catalogs and the hot-row counts). */
   private async refreshUsageGauges(): Promise<void> {
     const m = workerMetrics();
     m.storedRows.reset();
     m.storedBytes.reset();
-    const segments = await this.listSegments();
-    for (const table of this.ctx.tables.all()) {
-      const own = segments.filter((s) => s.tableId === table.tableId);
-      const labels = { account: table.accountId, schema: table.schema };
-      m.storedRows.set(labels, own.reduce((n, s) => n + s.rowCount, 0) + (this.hot.get(table.tableId)?.rows ?? 0));
-      m.storedBytes.set(
-        labels,
-        own.reduce((n, s) => n + s.byteSize, 0),
-      );
-    }
+    for (const store of [...this.stores.values()]) await store.refreshUsageGauges();
   }
 
   /** Deletes a schema of an account (every row and segment); a later append creates it afresh. */
   async dropSchema(accountId: string, schema: string): Promise<Deleted> {
-    const table = this.ctx.tables.get(accountId, schema);
-    if (!table) return { rows: 0, segments: 0, bytes: 0 };
-    const gone = await this.deleting(table, (conn) => dropTable(this.ctx, conn, table));
-    this.ctx.log.info({ accountId, schema, ...gone }, 'schema dropped');
-    return gone;
+    return (await this.stores.get(accountId)?.dropSchema(schema)) ?? { rows: 0, segments: 0, bytes: 0 };
   }
 
   /**
@@ -471,109 +390,31 @@ export class StorageEngine {
     statement: FragmentStatement,
     maxSegments: number,
   ): Promise<PurgeProgress> {
-    const table = this.ctx.tables.get(accountId, schema);
-    if (!table) return { rowsExamined: 0, rowsRemoved: 0, segmentsDone: 0, segmentsTotal: 0, finished: true };
-    let clean = this.purgeClean.get(jobId);
-    if (!clean) {
-      clean = new Set();
-      this.purgeClean.set(jobId, clean);
-      if (this.purgeClean.size > 100) this.purgeClean.delete(this.purgeClean.keys().next().value as string);
-    }
-    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
-    const conn = await this.ctx.instance.connect();
-    try {
-      const progress = await purgeStep(this.ctx, conn, table, statement, this.checker, clean, Math.max(1, maxSegments), (work) =>
-        this.writeGate.with('writes', work),
-      );
-      const r = (
-        await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
-      ).getRowObjectsJS()[0] as { n: bigint };
-      const h = this.hot.get(table.tableId);
-      if (r.n === 0n) this.hot.delete(table.tableId);
-      else if (h) h.rows = Number(r.n);
-      this.updateHotGauge();
-      this.dirtySinceCheckpoint = true;
-      if (progress.finished) this.purgeClean.delete(jobId);
-      if (progress.rowsRemoved > 0) this.ctx.log.info({ jobId, accountId, schema, ...progress }, 'purge step removed rows');
-      return progress;
-    } finally {
-      conn.closeSync();
-      releaseCompaction();
-    }
+    const store = this.stores.get(accountId);
+    if (!store) return { rowsExamined: 0, rowsRemoved: 0, segmentsDone: 0, segmentsTotal: 0, finished: true };
+    return store.purgeStep(jobId, schema, statement, maxSegments);
   }
 
   /** What this worker holds of each schema of an account (usage figures). */
   async describe(accountId: string): Promise<SchemaUsage[]> {
-    const segments = await this.listSegments(accountId);
-    const conn = await this.ctx.instance.connect();
-    try {
-      const out: SchemaUsage[] = [];
-      for (const table of this.ctx.tables.ofAccount(accountId)) {
-        const hot = (
-          await conn.runAndReadAll(
-            `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM ${quoteIdentifier(table.hotTable)}`,
-          )
-        ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
-        const own = segments.filter((s) => s.tableId === table.tableId);
-        const los = [...own.map((s) => s.minTsUs), hot.lo === null ? null : Number(hot.lo)].filter(
-          (v): v is number => v !== null,
-        );
-        const his = [...own.map((s) => s.maxTsUs), hot.hi === null ? null : Number(hot.hi)].filter(
-          (v): v is number => v !== null,
-        );
-        out.push({
-          schema: table.schema,
-          hotRows: Number(hot.n),
-          segmentRows: own.reduce((n, s) => n + s.rowCount, 0),
-          segments: own.length,
-          segmentBytes: own.reduce((n, s) => n + s.byteSize, 0),
-          minTimestampUs: los.length ? Math.min(...los) : 0,
-          maxTimestampUs: his.length ? Math.max(...his) : 0,
-        });
-      }
-      return out.sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
-    } finally {
-      conn.closeSync();
-    }
-  }
-
-  /**
-   * Runs a deletion of one table with no seal, compaction or group commit of it in between, on a
-   * connection of its own, then recounts the table's hot rows.
-   */
-  private async deleting(table: TableInfo, work: (conn: DuckDBConnection) => Promise<Deleted>): Promise<Deleted> {
-    const releaseCompaction = await this.compactionLocks.lock(table.tableId);
-    const conn = await this.ctx.instance.connect();
-    try {
-      const gone = await this.writeGate.with('writes', () => work(conn));
-      if (this.ctx.tables.getById(table.tableId)) {
-        const r = (
-          await conn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
-        ).getRowObjectsJS()[0] as { n: bigint };
-        const h = this.hot.get(table.tableId);
-        if (r.n === 0n) this.hot.delete(table.tableId);
-        else if (h) h.rows = Number(r.n);
-      } else {
-        this.hot.delete(table.tableId);
-      }
-      this.updateHotGauge();
-      this.dirtySinceCheckpoint = true;
-      return gone;
-    } finally {
-      conn.closeSync();
-      releaseCompaction();
-    }
+    return (await this.stores.get(accountId)?.describe()) ?? [];
   }
 
   /** Approximate count of unsealed rows per schema of an account (for tests and metrics). */
   hotRows(accountId: string, schema: string): number {
-    const t = this.ctx.tables.get(accountId, schema);
-    return t ? (this.hot.get(t.tableId)?.rows ?? 0) : 0;
+    return this.stores.get(accountId)?.hotRows(schema) ?? 0;
+  }
+
+  /** DuckDB threads in force on an account's instance (undefined: no instance for it). */
+  accountThreads(accountId: string): number | undefined {
+    return this.stores.get(accountId)?.threads;
   }
 
   /** Files replaced by compaction still waiting for scans to finish. */
   get pendingFileDeletions(): number {
-    return this.ctx.reclaimer.pendingCount;
+    let n = 0;
+    for (const store of this.stores.values()) n += store.pendingFileDeletions;
+    return n;
   }
 
   async close(): Promise<void> {
@@ -581,53 +422,15 @@ export class StorageEngine {
     this.closed = true;
     if (this.maintenanceTimer) clearTimeout(this.maintenanceTimer);
     await this.maintenanceRun;
-    await this.writer.close();
-    for (const s of [...this.openSnapshots]) await s.release();
-    // Serialised behind any running compaction or seal of each table.
-    for (const t of this.ctx.tables.all()) (await this.compactionLocks.lock(t.tableId))();
-    try {
-      await this.maintenanceConn.run('CHECKPOINT');
-    } catch (err) {
-      this.ctx.log.warn(errorFields(err), 'final checkpoint failed; the write-ahead log will be replayed at start-up');
-    }
-    this.writerConn.closeSync();
-    this.maintenanceConn.closeSync();
-    this.ctx.instance.closeSync();
-    openDatabases.delete(this.ctx.paths.database);
-  }
-
-  private async seal(table: TableInfo): Promise<SegmentInfo | undefined> {
-    const segment = await this.writeGate.with('writes', () => sealTable(this.ctx, this.maintenanceConn, table));
-    const r = (
-      await this.maintenanceConn.runAndReadAll(`SELECT count(*) AS n FROM ${quoteIdentifier(table.hotTable)}`)
-    ).getRowObjectsJS()[0] as {
-      n: bigint;
-    };
-    if (r.n > 0n) this.hot.set(table.tableId, { rows: Number(r.n), since: Date.now() });
-    else this.hot.delete(table.tableId);
-    this.updateHotGauge();
-    if (segment) {
-      workerMetrics().sealedSegments.inc();
-      this.dirtySinceCheckpoint = true;
-      this.ctx.log.debug({ accountId: table.accountId, schema: table.schema, rows: segment.rowCount }, 'hot rows sealed');
-    }
-    return segment;
-  }
-
-  private noteCommitted(rowsByTable: Map<number, number>): void {
-    const now = Date.now();
-    for (const [tableId, rows] of rowsByTable) {
-      const h = this.hot.get(tableId);
-      if (h) h.rows += rows;
-      else this.hot.set(tableId, { rows, since: now });
-    }
-    this.dirtySinceCheckpoint = true;
-    this.updateHotGauge();
+    await Promise.allSettled([...this.opening.values()]);
+    for (const store of [...this.stores.values()]) await store.close();
+    if (this.empty) (await this.empty.catch(() => undefined))?.closeSync();
+    openDataPaths.delete(this.layout.data);
   }
 
   private updateHotGauge(): void {
     let total = 0;
-    for (const h of this.hot.values()) total += h.rows;
+    for (const store of this.stores.values()) total += store.hotRowTotal;
     workerMetrics().hotRows.set(total);
   }
 
@@ -635,28 +438,23 @@ export class StorageEngine {
     if (this.closed) return;
     this.maintenanceTimer = setTimeout(() => {
       this.maintenanceRun = this.maintain()
-        .catch((err) => this.ctx.log.error(errorFields(err), 'storage maintenance failed'))
+        .catch((err) => this.options.log.error(errorFields(err), 'storage maintenance failed'))
         .finally(() => this.scheduleMaintenance());
     }, this.tuning.maintenanceIntervalMs);
     this.maintenanceTimer.unref();
   }
 
-  /** Seals what is due, checkpoints, prunes idempotency keys. */
+  /** Seals what is due, checkpoints, prunes idempotency keys (each account), expires rows. */
   private async maintain(): Promise<void> {
-    const now = Date.now();
-    let sealed = false;
-    for (const [tableId, h] of [...this.hot]) {
+    for (const store of [...this.stores.values()]) {
       if (this.closed) return;
-      if (h.rows < this.tuning.sealRows && now - h.since < this.tuning.sealAgeMs) continue;
-      const table = this.ctx.tables.getById(tableId);
-      if (table && (await this.seal(table))) sealed = true;
+      try {
+        await store.maintain(() => this.closed);
+      } catch (err) {
+        // One account's failure does not stop the others' seals.
+        this.options.log.error({ accountId: store.accountId, ...errorFields(err) }, 'storage maintenance of an account failed');
+      }
     }
-    if (this.dirtySinceCheckpoint && (sealed || Date.now() - this.lastCheckpoint >= this.tuning.checkpointIntervalMs))
-      await this.checkpoint();
-    if (Date.now() - this.lastExpiry >= this.tuning.retentionIntervalMs) await this.expireNow();
-    if (Date.now() - this.lastPrune >= Math.min(60_000, this.tuning.idempotencyRetentionMs)) {
-      this.lastPrune = Date.now();
-      await pruneIdempotencyKeys(this.maintenanceConn, this.tuning.idempotencyRetentionMs, this.tuning.idempotencyMaxKeys);
-    }
+    if (!this.closed && Date.now() - this.lastExpiry >= this.tuning.retentionIntervalMs) await this.expireNow();
   }
 }

@@ -12,10 +12,12 @@ import type { Server } from '@grpc/grpc-js';
 import {
   ChannelPool,
   DEFAULT_EXECUTOR_LIMITS,
+  decodeBatch,
   FRAGMENT_SOURCE,
   StrataError,
   startGrpcServer,
   stopGrpcServer,
+  type WireType as WireTypeName,
 } from '@strata/common';
 import { testIdentity } from '@strata/common/testing';
 import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
@@ -33,6 +35,8 @@ const limits = { current: () => DEFAULT_EXECUTOR_LIMITS, onChange: () => undefin
 interface Outcome {
   rows: number;
   error?: StrataError;
+  /** The first output column's values, as text. */
+  values: string[];
 }
 
 describe('hostile query fragments sent to a worker directly', function () {
@@ -42,6 +46,8 @@ describe('hostile query fragments sent to a worker directly', function () {
   let engine: StorageEngine;
   let otherSegment: string;
   let otherHotTable: string;
+  let otherOnlyTable: string;
+  let otherPaths: { dir: string; database: string; segments: string };
   const servers: Server[] = [];
   const channels = new ChannelPool(testIdentity(['gateway']));
   let checked: string;
@@ -53,7 +59,14 @@ describe('hostile query fragments sent to a worker directly', function () {
     data = tempDir();
     outside = mkdtempSync(path.join(os.tmpdir(), 'strata-outside-'));
     engine = await openEngine(data.dir);
-    await engine.append(input([part(SCHEMA, entries(5))]));
+    await engine.append(
+      input([
+        part(
+          SCHEMA,
+          entries(5).map((e) => ({ ...e, data: { ...e.data, msg: 'own-row' } })),
+        ),
+      ]),
+    );
     await engine.append(
       input(
         [
@@ -62,7 +75,7 @@ describe('hostile query fragments sent to a worker directly', function () {
             entries(5).map((e) => ({ ...e, data: { msg: 'secret-of-b' } })),
           ),
         ],
-        { accountId: OTHER },
+        { accountId: OTHER, idempotencyKey: 'key-of-b' },
       ),
     );
     await engine.sealAll();
@@ -78,10 +91,16 @@ describe('hostile query fragments sent to a worker directly', function () {
         { accountId: OTHER },
       ),
     );
+    // A schema only the other account has: its hot table's name exists nowhere in this account.
+    await engine.append(
+      input([part('b.only', [{ ts: Date.UTC(2024, 0, 1), data: { msg: 'secret-of-b' } }])], { accountId: OTHER }),
+    );
     const [segment] = await engine.listSegments(OTHER);
     assert.ok(segment, 'the other account has a segment');
-    otherSegment = path.join(engine.paths.segments, segment.fileName);
+    otherSegment = engine.segmentPath(segment);
     otherHotTable = `hot_${segment.tableId}`;
+    otherOnlyTable = `hot_${Math.max(...(await engine.listSegments(OTHER)).map((s) => s.tableId)) + 1}`;
+    otherPaths = engine.layout.account(OTHER);
     for (const [skip, set] of [
       [false, (e: string) => (checked = e)],
       [true, (e: string) => (unchecked = e)],
@@ -119,13 +138,17 @@ describe('hostile query fragments sent to a worker directly', function () {
 
   async function run(endpoint: string, req: ExecuteFragmentRequest, timeoutMs = 10_000): Promise<Outcome> {
     let rows = 0;
+    const values: string[] = [];
+    const types: WireTypeName[] = req.columns.map((c) => (c.type === WireType.WIRE_TYPE_VARCHAR ? 'VARCHAR' : 'BIGINT'));
     try {
-      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs }))
+      for await (const m of channels.client(QueryServiceService, endpoint).executeFragment(req, { timeoutMs })) {
         rows += m.rowCount;
-      return { rows };
+        values.push(...decodeBatch(m, types).columns[0]!.map((v) => String(v)));
+      }
+      return { rows, values };
     } catch (err) {
       assert.ok(err instanceof StrataError, `a StrataError, got ${String(err)}`);
-      return { rows, error: err };
+      return { rows, error: err, values };
     }
   }
 
@@ -277,6 +300,113 @@ describe('hostile query fragments sent to a worker directly', function () {
       assert.equal(existsSync(path.join(outside, 'z.db')), false);
       // The refusals changed nothing: /etc stays out of reach.
       await refusedByDuckDB(`SELECT * FROM read_text('/etc/hostname')`);
+    });
+  });
+
+  describe("with the check switched off, a fragment of one account finds nothing of another's", () => {
+    /** One VARCHAR column out of a single hostile statement, run for ACCOUNT without the check. */
+    const text = (body: string) =>
+      run(unchecked, request(`WITH a AS (${body}) SELECT c0 FROM a`, ACCOUNT, [WireType.WIRE_TYPE_VARCHAR]));
+    /** Fails, or answers without a trace of the other account (its id, its rows, its files). */
+    async function seesNothingOfOther(body: string) {
+      const out = await text(body);
+      const seen = out.values.join('\n');
+      for (const trace of [OTHER, 'secret-of-b', 'key-of-b', path.basename(otherSegment, '.parquet')])
+        assert.ok(!seen.includes(trace), `${body} revealed ${trace}: ${seen.slice(0, 300)}`);
+      return out;
+    }
+
+    it("(control) unchecked statements run and answer: the own account's rows and tables", async () => {
+      const [ownSegment] = await engine.listSegments(ACCOUNT);
+      const own = await text(`SELECT string_agg(msg, ',') AS c0 FROM read_parquet('${engine.segmentPath(ownSegment!)}')`);
+      assert.equal(own.error, undefined);
+      assert.deepEqual(own.values, ['own-row,own-row,own-row,own-row,own-row']);
+      const tables = await text(`SELECT string_agg(table_name, ',' ORDER BY table_name) AS c0 FROM duckdb_tables()`);
+      assert.equal(tables.error, undefined);
+      assert.ok(tables.values[0]?.includes('strata_tables'), tables.values[0]);
+      // The same statements for the other account do show its traces: the assertions below can fail.
+      const theirs = await run(
+        unchecked,
+        request(
+          `WITH a AS (SELECT string_agg(account_id || ':' || idempotency_key, ',') AS c0 FROM strata_idempotency) SELECT c0 FROM a`,
+          OTHER,
+          [WireType.WIRE_TYPE_VARCHAR],
+        ),
+      );
+      assert.deepEqual(theirs.values, [`${OTHER}:key-of-b`]);
+    });
+    it("the other account's hot tables by name: the name is the own table or none", async () => {
+      const same = await seesNothingOfOther(`SELECT string_agg(msg, ',') AS c0 FROM ${otherHotTable}`);
+      assert.equal(same.error, undefined);
+      const only = await seesNothingOfOther(`SELECT string_agg(msg, ',') AS c0 FROM ${otherOnlyTable}`);
+      assert.ok(only.error, 'no table of that name here');
+      await seesNothingOfOther(`SELECT string_agg(msg, ',') AS c0 FROM query_table('${otherOnlyTable}')`);
+    });
+    it("the catalog and idempotency keys list the own account's only", async () => {
+      for (const body of [
+        `SELECT string_agg(account_id || '/' || schema_name, ',') AS c0 FROM strata_tables`,
+        `SELECT string_agg(file_name, ',') AS c0 FROM strata_segments`,
+        `SELECT string_agg(account_id, ',') AS c0 FROM strata_idempotency`,
+      ]) {
+        const out = await seesNothingOfOther(body);
+        assert.equal(out.error, undefined, `${body}: ${out.error?.message}`);
+      }
+      const own = await text(`SELECT string_agg(account_id, ',') AS c0 FROM strata_tables`);
+      assert.equal(own.values[0], ACCOUNT);
+    });
+    it("read_parquet, glob and replacement scans of the other account's segment paths", async () => {
+      const all = path.join(path.dirname(otherPaths.dir), '*', 'segments', '*', '*.parquet');
+      for (const body of [
+        `SELECT string_agg(msg, ',') AS c0 FROM read_parquet('${otherSegment}')`,
+        `SELECT string_agg(msg, ',') AS c0 FROM read_parquet('${path.join(otherPaths.segments, '*', '*.parquet')}')`,
+        `SELECT string_agg(CAST(msg AS VARCHAR), ',') AS c0 FROM read_parquet('${all}')`,
+        `SELECT string_agg(file, ',') AS c0 FROM glob('${all}')`,
+        `SELECT string_agg(file, ',') AS c0 FROM glob('${otherPaths.segments}/**')`,
+        `SELECT string_agg(msg, ',') AS c0 FROM '${otherSegment}'`,
+        `SELECT CAST(content AS VARCHAR) AS c0 FROM read_blob('${otherPaths.database}')`,
+        `SELECT content AS c0 FROM read_text('${otherSegment}')`,
+      ]) {
+        const out = await seesNothingOfOther(body);
+        // What a glob over every account may find is the own account's files; the other's are refused.
+        if (!body.includes(all)) assert.ok(out.error, `${body} must fail`);
+      }
+    });
+    it("ATTACH of the other account's database file", async () => {
+      const base = 'WITH a AS (SELECT CAST(1 AS BIGINT) AS c0) SELECT c0 FROM a';
+      for (const attach of [`ATTACH '${otherPaths.database}' AS b`, `ATTACH '${otherPaths.database}' AS b (READ_ONLY)`]) {
+        const out = await run(unchecked, request(`${base}; ${attach}; SELECT * FROM b.${otherHotTable}`));
+        assert.ok(out.error, `${attach} must fail`);
+      }
+      await seesNothingOfOther(
+        `SELECT string_agg(database_name || ':' || coalesce(path, ''), ',') AS c0 FROM duckdb_databases()`,
+      );
+    });
+    it("writing into the other account's directory (COPY, EXPORT, a new database file)", async () => {
+      const base = 'WITH a AS (SELECT CAST(1 AS BIGINT) AS c0) SELECT c0 FROM a';
+      const targets = [path.join(otherPaths.segments, 'planted.parquet'), path.join(otherPaths.dir, 'tmp', 'planted.csv')];
+      for (const hostile of [
+        `COPY (SELECT 'x' AS msg) TO '${targets[0]}' (FORMAT parquet)`,
+        `COPY (SELECT 'x' AS msg) TO '${targets[1]}'`,
+        `EXPORT DATABASE '${path.join(otherPaths.dir, 'export')}'`,
+        `ATTACH '${path.join(otherPaths.dir, 'new.duckdb')}' AS n`,
+      ]) {
+        const out = await run(unchecked, request(`${base}; ${hostile}`));
+        assert.ok(out.error, `${hostile} must fail`);
+      }
+      for (const file of [...targets, path.join(otherPaths.dir, 'export'), path.join(otherPaths.dir, 'new.duckdb')])
+        assert.equal(existsSync(file), false, file);
+    });
+    it('duckdb_tables(), information_schema and duckdb_columns list the own account only', async () => {
+      for (const body of [
+        `SELECT string_agg(database_name || '.' || table_name, ',') AS c0 FROM duckdb_tables()`,
+        `SELECT string_agg(table_catalog || '.' || table_name, ',') AS c0 FROM information_schema.tables`,
+        `SELECT string_agg(table_name || '.' || column_name, ',') AS c0 FROM duckdb_columns()`,
+        `SELECT string_agg(path, ',') AS c0 FROM duckdb_databases()`,
+      ]) {
+        const out = await seesNothingOfOther(body);
+        assert.equal(out.error, undefined, `${body}: ${out.error?.message}`);
+        assert.ok(!out.values.join(',').includes(`${otherOnlyTable}`), `${body} lists the other account's table`);
+      }
     });
   });
 });
