@@ -80,6 +80,12 @@ export interface FragmentTarget {
   schema: string;
   fromMs?: number;
   toMs?: number;
+  /**
+   * Exact bounds in µs, both inclusive, that the storage applies itself because the statement
+   * does not repeat them (the planner's storage-applied time conjuncts, decision 0018).
+   */
+  fromUs?: number;
+  toUs?: number;
 }
 
 export function encodeFragmentRequest(target: FragmentTarget, statement: FragmentStatement): ExecuteFragmentRequest {
@@ -88,6 +94,8 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     schema: target.schema,
     ...(target.fromMs !== undefined ? { fromMs: target.fromMs } : {}),
     ...(target.toMs !== undefined ? { toMs: target.toMs } : {}),
+    ...(target.fromUs !== undefined ? { fromUs: target.fromUs } : {}),
+    ...(target.toUs !== undefined ? { toUs: target.toUs } : {}),
     sql: statement.sql,
     params: statement.params.map((p) => ({ type: PROTO_WIRE[p.type], value: paramText(p), isNull: p.value === null })),
     sourceColumns: statement.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
@@ -118,5 +126,7 @@ export function decodeFragmentTarget(req: ExecuteFragmentRequest): FragmentTarge
     schema: req.schema,
     ...(req.fromMs !== undefined ? { fromMs: req.fromMs } : {}),
     ...(req.toMs !== undefined ? { toMs: req.toMs } : {}),
+    ...(req.fromUs !== undefined ? { fromUs: req.fromUs } : {}),
+    ...(req.toUs !== undefined ? { toUs: req.toUs } : {}),
   };
 }

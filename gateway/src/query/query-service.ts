@@ -69,7 +69,12 @@ export class QueryService {
     catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
     options: QueryRunOptions,
   ): Promise<ColumnarResult> {
-    const planOptions: PlanOptions = { ...options.plan, ...(options.parameters ? { parameters: options.parameters } : {}) };
+    // The workers' scans apply the time conjuncts exactly (segments wholly inside read no timestamps).
+    const planOptions: PlanOptions = {
+      ...options.plan,
+      ...(options.parameters ? { parameters: options.parameters } : {}),
+      storageTime: true,
+    };
     let plan: ReturnType<typeof planQuery>;
     try {
       plan = planQuery(query, await catalogFor(false), planOptions);
