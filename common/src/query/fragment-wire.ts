@@ -10,7 +10,7 @@
 import { type ExecuteFragmentRequest, WireType as ProtoWireType, ValueType } from '@strata/proto/query/v1/query';
 import { StrataError } from '../errors.js';
 import type { WireType } from './column-batch.js';
-import type { FragmentStatement, ParamValue } from './fragment-exec.js';
+import type { BranchTopN, FragmentStatement, ParamValue } from './fragment-exec.js';
 import type { QueryValueType } from './value-types.js';
 
 const PROTO_WIRE: Record<WireType, ProtoWireType> = {
@@ -101,6 +101,18 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     sourceColumns: statement.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
     columns: statement.columns.map((c) => ({ id: c.id, type: PROTO_WIRE[c.type] })),
     ...(statement.maxRows !== undefined ? { maxRows: Number(statement.maxRows) } : {}),
+    ...(statement.branchTopN
+      ? {
+          branchTopN: {
+            keys: statement.branchTopN.keys.map((k) => ({
+              column: k.column,
+              descending: k.descending,
+              nullsFirst: k.nullsFirst,
+            })),
+            limit: Number(statement.branchTopN.limit),
+          },
+        }
+      : {}),
   };
 }
 
@@ -116,6 +128,18 @@ export function decodeFragmentStatement(req: ExecuteFragmentRequest): FragmentSt
     }),
     columns: req.columns.map((c) => ({ id: c.id, type: wireTypeFromProto(c.type) })),
     ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
+    ...(req.branchTopN ? { branchTopN: branchTopNOf(req.branchTopN, req.columns.length) } : {}),
+  };
+}
+
+function branchTopNOf(t: NonNullable<ExecuteFragmentRequest['branchTopN']>, columns: number): BranchTopN {
+  if (!Number.isSafeInteger(t.limit) || t.limit < 0)
+    throw new StrataError('invalid', 'A top-N limit must be a non-negative integer.');
+  if (t.keys.length === 0 || t.keys.some((k) => !Number.isInteger(k.column) || k.column < 0 || k.column >= columns))
+    throw new StrataError('invalid', 'A top-N key must name an output column.');
+  return {
+    keys: t.keys.map((k) => ({ column: k.column, descending: k.descending, nullsFirst: k.nullsFirst })),
+    limit: BigInt(t.limit),
   };
 }
 

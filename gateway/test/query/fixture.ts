@@ -194,7 +194,11 @@ export async function run(query: string, options: RunOptions = {}): Promise<Quer
       );
     } else {
       const lists = !!options.unorderedLists;
-      assert.deepEqual(canonical(other.results, lists), canonical(a.results, lists), `rows differ between one worker and ${what}`);
+      assert.deepEqual(
+        canonical(other.results, lists),
+        canonical(a.results, lists),
+        `rows differ between one worker and ${what}`,
+      );
     }
   }
   return b;

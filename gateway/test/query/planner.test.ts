@@ -45,7 +45,8 @@ describe('query planning and distributed execution', () => {
   });
 
   it('leaves exact time conjuncts to the scans only when asked, and only those it can state exactly', () => {
-    const q = 'Logs | where timestamp > datetime(2024-03-10 10:00) and level == "Error" and datetime(2024-03-10 11:00) >= timestamp | count';
+    const q =
+      'Logs | where timestamp > datetime(2024-03-10 10:00) and level == "Error" and datetime(2024-03-10 11:00) >= timestamp | count';
     const full = planQuery(q, catalog, { now: NOW });
     assert.equal(full.fragments[0]?.storageTime, undefined, 'not without the option (a purge plans this way)');
     const p = planQuery(q, catalog, { now: NOW, storageTime: true });
@@ -57,7 +58,8 @@ describe('query planning and distributed execution', () => {
       assert.ok(statement.includes('level') || statement.includes('$1'), 'the other conjunct stays');
     }
     assert.deepEqual(
-      planQuery('Logs | where timestamp == datetime(2024-03-10 10:00)', catalog, { now: NOW, storageTime: true }).fragments[0]?.storageTime,
+      planQuery('Logs | where timestamp == datetime(2024-03-10 10:00)', catalog, { now: NOW, storageTime: true }).fragments[0]
+        ?.storageTime,
       { fromUs: us(Date.UTC(2024, 2, 10, 10)), toUs: us(Date.UTC(2024, 2, 10, 10)) },
     );
     assert.deepEqual(

@@ -36,6 +36,11 @@ export interface ScanRelation {
   relation: string;
   /** Columns of the view in table order: the stamped columns first, then data fields. */
   columns: { name: string; type: ColumnTypeName }[];
+  /**
+   * The parts whose UNION ALL is `relation` (hot rows, then segment groups), each a parenthesised
+   * SELECT of `columns` in order: a top-N fragment runs over each (fragmentSql).
+   */
+  branches: string[];
 }
 
 export interface ScanSnapshot {
@@ -52,7 +57,10 @@ function checkRange(range: ScanRange): { fromUs?: number; toUs?: number } {
   for (const k of ['fromMs', 'toMs', 'fromUs', 'toUs'] as const) {
     const v = range[k];
     if (v !== undefined && !Number.isSafeInteger(v))
-      throw new StrataError('invalid', `Scan range ${k} must be an integer number of ${k.endsWith('Ms') ? 'milli' : 'micro'}seconds.`);
+      throw new StrataError(
+        'invalid',
+        `Scan range ${k} must be an integer number of ${k.endsWith('Ms') ? 'milli' : 'micro'}seconds.`,
+      );
   }
   const froms = [range.fromMs === undefined ? undefined : range.fromMs * 1000, range.fromUs];
   const tos = [range.toMs === undefined ? undefined : range.toMs * 1000, range.toUs === undefined ? undefined : range.toUs + 1];
@@ -211,6 +219,7 @@ export async function openSnapshot(
         schema: request.schema,
         relation: unionRelation(parts, table.columns),
         columns: table.columns.map((c) => ({ ...c })),
+        branches: parts.map((p) => `(${p})`),
       });
     }
     return { connection, relations, release };

@@ -24,7 +24,10 @@ export function workerStorageService(storage: StorageEngine, policy: StoragePoli
           // A purge deletes what its statement matches, over every row: bounds the statement does
           // not repeat would be ignored and widen the purge (decision 0018), so they are refused.
           if (fromUs !== undefined || toUs !== undefined)
-            throw new StrataError('invalid', 'A purge fragment must state its whole predicate, without storage-applied time bounds.');
+            throw new StrataError(
+              'invalid',
+              'A purge fragment must state its whole predicate, without storage-applied time bounds.',
+            );
           const progress = await storage.purgeStep(
             req.jobId,
             accountId,

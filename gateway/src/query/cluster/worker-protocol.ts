@@ -39,6 +39,7 @@ export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): 
       sourceColumns: fragment.sourceColumns,
       columns: fragment.columns,
       ...(fragment.limit !== undefined ? { maxRows: fragment.limit } : {}),
+      ...(fragment.branchTopN ? { branchTopN: fragment.branchTopN } : {}),
     },
   );
 }

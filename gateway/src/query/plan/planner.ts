@@ -9,7 +9,7 @@
  * The whole query ends in a limit of maxRows + 1, so a plain filter query ships at most that many
  * rows from each worker and the caller can tell when rows were cut.
  */
-import type { QueryValueType, WireType } from '@strata/common';
+import type { BranchTopN, QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
 import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
@@ -40,6 +40,11 @@ export interface FragmentSpec {
   columns: { id: string; type: WireType }[];
   /** At most this many rows are useful from each worker (the statement already limits). */
   limit?: bigint;
+  /**
+   * Set for a top-N fragment (sort + limit): its order keys as output column positions. A worker
+   * may run it over each part of its rows and keep the first rows of the union (fragmentSql).
+   */
+  branchTopN?: BranchTopN;
   /** More rows than this from all workers together fail the query (a join side held at the gateway). */
   maxGatewayRows?: number;
 }
@@ -201,6 +206,18 @@ function makeFragment(
   const scan = scanOf(rel);
   const stripped = written !== rel;
   if (stripped) state.cut.set(index, { from: rel, to: written });
+  // A top-N's order keys are the fragment's last output columns (shipped for the merge's sort).
+  const topN =
+    rel.kind === 'limit' && rel.input.kind === 'sort' && order.length > 0
+      ? {
+          keys: order.map((o, i) => ({
+            column: columns.length - order.length + i,
+            descending: o.descending,
+            nullsFirst: o.nullsFirst,
+          })),
+          limit: rel.count,
+        }
+      : undefined;
   state.fragments.push({
     index,
     table: scan.table,
@@ -211,6 +228,7 @@ function makeFragment(
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
+    ...(topN ? { branchTopN: topN } : {}),
     ...(state.underJoin ? { maxGatewayRows: JOIN_SIDE_MAX_ROWS } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
@@ -356,8 +374,11 @@ export function planFragments(input: PlanInput): QueryPlan {
       columns.map((c) => readableColumn(c)),
     ),
   );
-  const single =
-    state.fragments.length === 1 ? singleWorkerSpec(root, columns, state.fragments[0] as FragmentSpec, state.cut.get(0)) : undefined;
+  // A top-N fragment goes through the merge even on one worker: the whole-query statement's output
+  // has no order columns, so it could not be run per scan part (branchTopN), which is worth far
+  // more than the merge of a few rows costs.
+  const only = state.fragments.length === 1 ? (state.fragments[0] as FragmentSpec) : undefined;
+  const single = only && !only.branchTopN ? singleWorkerSpec(root, columns, only, state.cut.get(0)) : undefined;
   const passthrough = passthroughSpec(mergeRel, columns, state.fragments);
   return {
     fragments: state.fragments,

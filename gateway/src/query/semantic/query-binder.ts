@@ -555,7 +555,14 @@ export class QueryBinder {
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);
         const storageTime = time ? this.storageTime(op.predicate, columns) : undefined;
-        return { kind: 'filter', input, predicate: pred.sql, columns, ...(time ? { time } : {}), ...(storageTime ? { storageTime } : {}) };
+        return {
+          kind: 'filter',
+          input,
+          predicate: pred.sql,
+          columns,
+          ...(time ? { time } : {}),
+          ...(storageTime ? { storageTime } : {}),
+        };
       }
       case 'project':
         return this.project(input, columns, op.items);
