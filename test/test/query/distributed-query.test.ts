@@ -250,6 +250,52 @@ describe('distributed queries over worker storage and gRPC', function () {
     );
   });
 
+  it('time conjuncts applied by the workers’ scans and top-N per scan part answer as the rows say', async () => {
+    // As the query service plans: time conjuncts leave the statements (exact scan bounds, segments
+    // wholly inside read unfiltered) and top-N fragments run per scan part (decision 0018).
+    const scanned = async (workers: TestWorker[], text: string) => {
+      const coordinator = await coordinatorOf(workers);
+      const catalog = await new SchemaCatalogSource(coordinator, channels).get(ACCOUNT);
+      const plan = planQuery(text, catalog, { now: NOW, storageTime: true });
+      return executePlan(plan, distributedRunner({ coordinator, channels, accountId: ACCOUNT, timeoutMs: 30_000 }), {
+        mergeDatabase: merge,
+      });
+    };
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const tests: [string, (ts: number, at: number) => boolean][] = [
+      ['>', (ts, at) => ts > at],
+      ['>=', (ts, at) => ts >= at],
+      ['<', (ts, at) => ts < at],
+      ['<=', (ts, at) => ts <= at],
+      ['==', (ts, at) => ts === at],
+    ];
+    let checked = 0;
+    // Row times at worker A's segment edges (its segments hold rows 0–998, 1000–1998, 2000–2998).
+    for (const i of [0, 998, 1000, 1500, 2001, 2998, 2999])
+      for (const [op, keep] of tests) {
+        const at = (ROWS[i] as Row).ts;
+        const expected = ROWS.filter((x) => keep(x.ts, at) && x.level === 'Error');
+        for (const workers of [two, one]) {
+          const r = await scanned(workers, `app.logs | where timestamp ${op} datetime(${iso(at)}) and level == "Error" | count`);
+          assert.deepEqual(r.results, [{ Count: expected.length }], `${op} row ${i}`);
+          const top = await scanned(
+            workers,
+            `app.logs | where timestamp ${op} datetime(${iso(at)}) | top 4 by latencyMs desc | project latencyMs`,
+          );
+          assert.deepEqual(
+            top.results.map((x) => x.latencyMs),
+            ROWS.filter((x) => keep(x.ts, at))
+              .map((x) => x.latencyMs)
+              .sort((a, b) => b - a)
+              .slice(0, 4),
+            `top 4 ${op} row ${i}`,
+          );
+          checked++;
+        }
+      }
+    assert.equal(checked, 70);
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();
