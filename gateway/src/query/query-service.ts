@@ -69,11 +69,13 @@ export class QueryService {
     catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
     options: QueryRunOptions,
   ): Promise<ColumnarResult> {
-    // The workers' scans apply the time conjuncts exactly (segments wholly inside read no timestamps).
+    // The workers' scans apply the time conjuncts exactly (segments wholly inside read no
+    // timestamps), when every worker asked says it does (an older one would ignore the bounds).
+    const storageTime = options.coverage !== undefined && options.coverage.workers.every((w) => w.scanTimeBounds === true);
     const planOptions: PlanOptions = {
       ...options.plan,
       ...(options.parameters ? { parameters: options.parameters } : {}),
-      storageTime: true,
+      storageTime,
     };
     let plan: ReturnType<typeof planQuery>;
     try {
