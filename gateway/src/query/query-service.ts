@@ -71,7 +71,7 @@ export class QueryService {
   ): Promise<ColumnarResult> {
     // The workers' scans apply the time conjuncts exactly (segments wholly inside read no
     // timestamps), when every worker asked says it does (an older one would ignore the bounds).
-    const storageTime = options.coverage !== undefined && options.coverage.workers.every((w) => w.scanTimeBounds === true);
+    const storageTime = options.coverage?.workers.every((w) => w.scanTimeBounds === true) === true;
     const planOptions: PlanOptions = {
       ...options.plan,
       ...(options.parameters ? { parameters: options.parameters } : {}),
