@@ -157,7 +157,13 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     // before placements existed, or a record written off by mistake, is known again).
     placements.identify(workerId, endpoint);
     for (const accountId of opened.listAccounts()) await placements.ensure(accountId);
-    lease = await ctx.coordinator.registerWorker({ endpoint, workerId, freeBytes: guard.freeBytes, writable: guard.writable });
+    lease = await ctx.coordinator.registerWorker({
+      endpoint,
+      workerId,
+      freeBytes: guard.freeBytes,
+      writable: guard.writable,
+      scanTimeBounds: true,
+    });
     const registered = lease;
     let last = guard.state;
     guard.onChange((state) => {
