@@ -102,10 +102,10 @@ describe('serialize and row functions', () => {
   });
 
   it('row_window_session: sessions cut by the distance from the first row, by gaps, by restart and by nulls', async () => {
-    // Rows 7.2 minutes apart; dropping debug rows makes gaps past 10 minutes.
-    const rows = byTime.filter((l) => l.level !== 'debug');
+    // Rows 7.2 minutes apart; dropping Info rows makes gaps past 10 minutes.
+    const rows = byTime.filter((l) => l.level !== 'Info');
     const r = await run(
-      `Logs | where level != 'debug' | sort by timestamp asc
+      `Logs | where level != 'Info' | sort by timestamp asc
          | extend s = row_window_session(timestamp, 30m, 10m),
                   r = row_window_session(timestamp, 1h, 10m, level != prev(level)),
                   n = row_window_session(iff(isnull(latencyMs), datetime(null), timestamp), 20m, 8m)
@@ -121,7 +121,9 @@ describe('serialize and row functions', () => {
       20 * MINUTE,
       8 * MINUTE,
     );
-    // The data must exercise every rule: several sessions, restarts that cut one, and nulls.
+    // The data must exercise every rule: gaps, several sessions, restarts that cut one, and nulls.
+    assert.ok(times.some((t, i) => i > 0 && t - (times[i - 1] as number) >= 10 * MINUTE));
+    assert.ok(times.some((t, i) => i > 0 && t - (times[i - 1] as number) < 10 * MINUTE));
     assert.ok(new Set(s).size > 3 && new Set(s).size < rows.length);
     assert.notDeepEqual(rr, sessionStarts(times, 60 * MINUTE, 10 * MINUTE));
     assert.ok(n.includes(null));
@@ -171,6 +173,14 @@ describe('serialize and row functions', () => {
     await assert.rejects(
       run('Logs | extend row_window_session(timestamp, 1h, 5m)'),
       /'row_window_session' needs serialized rows/,
+    );
+    await assert.rejects(
+      run('Logs | sort by timestamp | extend row_window_session(prev(timestamp), 1h, 5m)'),
+      /The value of 'row_window_session' cannot use row functions itself/,
+    );
+    await assert.rejects(
+      run('Logs | sort by timestamp | extend row_window_session(latencyMs, 1h, 5m)'),
+      /first argument of 'row_window_session' must be a datetime/,
     );
   });
 

@@ -64,6 +64,17 @@ function windowOf(call: CallExpr, binder: ExprBinder, restart: Bound | undefined
   return sql`OVER (PARTITION BY ${segment(restart)} ${ROW_ORDER}${frame})`;
 }
 
+const ROW_FUNCTION_NAMES = new Set(['row_number', 'prev', 'next', 'row_cumsum', 'row_window_session']);
+
+/** Whether an expression calls a row function anywhere inside it. */
+function usesRowFunction(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(usesRowFunction);
+  if (node === null || typeof node !== 'object') return false;
+  const o = node as { kind?: unknown; name?: unknown };
+  if (o.kind === 'call' && typeof o.name === 'string' && ROW_FUNCTION_NAMES.has(o.name)) return true;
+  return Object.values(node).some(usesRowFunction);
+}
+
 /** A constant timespan argument of row_window_session, in microseconds (timespans are 100 ns ticks). */
 function constSpanUs(b: Bound, call: CallExpr, what: string): bigint {
   if (b.type !== 'timespan' || b.value?.type !== 'timespan' || b.value.value === null)
@@ -86,6 +97,12 @@ function rowWindowSession(args: Bound[], call: CallExpr, binder: ExprBinder): Bo
   serialOnly(call, binder);
   arity(call, args.length, 3, 4);
   const x = args[0] as Bound;
+  // The value is folded inside a window aggregate, where DuckDB cannot nest another window.
+  if (usesRowFunction(call.args[0]))
+    throw queryError(
+      `The value of '${call.name}' cannot use row functions itself: compute it in an extend before.`,
+      (call.args[0] as Expr).span,
+    );
   if (x.type !== 'datetime')
     throw queryError(`The first argument of 'row_window_session' must be a datetime; this is a ${x.type}.`, x.span);
   const first = int(constSpanUs(args[1] as Bound, call, 'maximum distance from the first value'));
@@ -96,8 +113,8 @@ function rowWindowSession(args: Bound[], call: CallExpr, binder: ExprBinder): Bo
   const us = sql`epoch_us(${x.sql})`;
   const cut = sql`(coalesce(${restart ? restart.sql : sql`false`}, false) OR coalesce(${us} - lag(${us}) OVER (${ROW_ORDER}) >= ${neighbors}, true))`;
   const segment = binder.ctx.rowFunctions?.restart;
-  // serialize has no segment steps: the fold then runs from the first row (same answer, slower).
-  const partition = segment ? sql`PARTITION BY ${segment({ type: 'bool', sql: cut, span: call.span })} ` : sql``;
+  if (!segment) throw queryError(`'${call.name}' is supported in extend, project and serialize.`, call.nameSpan);
+  const partition = sql`PARTITION BY ${segment({ type: 'bool', sql: cut, span: call.span })} `;
   const values = sql`list({'s': ${us}, 'p': ${us}}) OVER (${partition}${ROW_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`;
   // The fold's state and elements share one type (list_reduce needs it): {s: session start, p: previous}.
   const step = sql`lambda acc, e: CASE WHEN e.p IS NULL THEN {'s': NULL::BIGINT, 'p': NULL::BIGINT} WHEN acc.s IS NULL OR e.p - acc.s >= ${first} OR e.p - acc.p >= ${neighbors} THEN e ELSE {'s': acc.s, 'p': e.p} END`;
