@@ -151,6 +151,16 @@ describe('serialize and row functions', () => {
       { ID: '2', Timestamp: t('13:30'), SessionStarted: t('13:30') },
       { ID: '3', Timestamp: t('11:30'), SessionStarted: t('11:30') },
     ]);
+    // Both limits count as reached when equal (Kusto: "equals or exceeds").
+    const edges = await run(
+      `datatable (m:long) [0, 4, 8, 12, 17, 22] | extend t = datetime(2024-01-01) + m * 1m
+       | serialize s = row_window_session(t, 8m, 5m) | project m, s = (s - datetime(2024-01-01)) / 1m`,
+      { ordered: true },
+    );
+    assert.deepEqual(
+      edges.results.map((row) => row.s),
+      [0, 0, 8, 8, 17, 22],
+    );
     const ser = await run(
       'Logs | sort by timestamp asc | serialize s = row_window_session(timestamp, 15m, 10m) | project id, s',
       {
