@@ -138,6 +138,39 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       ]);
     });
 
+    it('with sum: a cell without rows is 0', async () => {
+      const r = await run(`${SALES} | where Amount > 3 | project Region, Seller, Amount | evaluate pivot(Region, sum(Amount))`);
+      assert.deepEqual(r.header, ['Seller', 'north', 'south']);
+      expectRows(r, [
+        { Seller: 'ann', north: 15, south: 0 },
+        { Seller: 'bob', north: 7, south: 0 },
+        { Seller: 'dan', north: 0, south: 20 },
+        { Seller: 'eve', north: 0, south: 4 },
+      ]);
+    });
+
+    it('with sum and several grouping columns', async () => {
+      const r = await run(`${SALES} | where Amount > 3 | evaluate pivot(Region, sum(Amount), Seller, Day)`);
+      assert.deepEqual(r.header, ['Seller', 'Day', 'north', 'south']);
+      expectRows(r, [
+        { Seller: 'ann', Day: 1, north: 10, south: 0 },
+        { Seller: 'ann', Day: 2, north: 5, south: 0 },
+        { Seller: 'bob', Day: 1, north: 7, south: 0 },
+        { Seller: 'dan', Day: 1, north: 0, south: 20 },
+        { Seller: 'eve', Day: 3, north: 0, south: 4 },
+      ]);
+    });
+
+    it('with an output schema naming the value columns', async () => {
+      const r = await run(`${SALES} | project Region, Day | evaluate pivot(Region) : (Day:long, north:long, west:long)`);
+      assert.deepEqual(r.header, ['Day', 'north', 'west']);
+      expectRows(r, [
+        { Day: 1, north: 2, west: 1 },
+        { Day: 2, north: 1, west: 1 },
+        { Day: 3, north: 1, west: 0 },
+      ]);
+    });
+
     it('with an aggregate and the grouping columns named', async () => {
       const r = await run(`${SALES} | evaluate pivot(Day, dcount(Seller), Region)`);
       assert.deepEqual(r.header, ['Region', '1', '2', '3']);
@@ -237,10 +270,39 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       expectRows(await run(`${NOTES} | search "*land" | project Id`), [{ Id: 3 }]);
       expectRows(await run(`${NOTES} | search "*ree*" | project Id`), [{ Id: 1 }, { Id: 2 }, { Id: 3 }]);
       expectRows(await run(`${NOTES} | search "no*ng" | project Id`), [{ Id: 4 }]);
+      expectRows(await run(`${NOTES} | search kind=default "GREEN" | project Id`), [{ Id: 1 }, { Id: 2 }]);
     });
 
-    it('a column comparison', async () => {
+    it('a column comparison, an exact match, a regex, or with a range', async () => {
       expectRows(await run(`${NOTES} | search Id > 2 and Source == "Public" | project Id`), [{ Id: 3 }]);
+      expectRows(await run(`${NOTES} | search Source == "Public" | project Id`), [{ Id: 2 }, { Id: 3 }]);
+      expectRows(await run(`${NOTES} | search Note matches regex "^[a-z]" | project Id`), [{ Id: 2 }, { Id: 4 }]);
+      expectRows(await run(`${NOTES} | search "lights" or (Id > 1 and Id < 3) | project Id`), [{ Id: 1 }, { Id: 2 }]);
+    });
+
+    it('search * keeps every row; a pattern term is bounded by word boundaries', async () => {
+      expectRows(await run(`${NOTES} | search * | project Id`), [{ Id: 1 }, { Id: 2 }, { Id: 3 }, { Id: 4 }]);
+      const lab = 'datatable(Host:string)["Lab1 PC", "xLab PCs", "my Lab-PC", "lab pc"]';
+      expectRows(await run(`${lab} | search "Lab*PC" | project Host`), [
+        { Host: 'Lab1 PC' },
+        { Host: 'my Lab-PC' },
+        { Host: 'lab pc' },
+      ]);
+      expectRows(await run(`${lab} | search kind=case_sensitive "Lab*PC" | project Host`), [
+        { Host: 'Lab1 PC' },
+        { Host: 'my Lab-PC' },
+      ]);
+    });
+
+    it('two columns, either term; a condition on a column only one table has', async () => {
+      const people = 'datatable(First:string, Last:string)["Ada", "Hughes", "Bo", "Aaron", "Aaron", "Stone"]';
+      expectRows(await run(`${people} | search First:"Aaron" or Last:"Hughes"`), [
+        { $table: '', First: 'Ada', Last: 'Hughes' },
+        { $table: '', First: 'Aaron', Last: 'Stone' },
+      ]);
+      const r = await run('search in (Logs, logship.agent.events) "db" and value > 20 | summarize n = count() by $table');
+      const expected = [21, 23, 25, 27, 29].length; // db-9 rows are the odd hours; value is the hour
+      assert.deepEqual(r.results, [{ $table: 'logship.agent.events', n: expected }]);
     });
 
     it('over several tables with $table', async () => {
