@@ -362,6 +362,52 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       ]);
     });
 
+    it('the expansion itself (take more than there are)', async () => {
+      const r = await run('datatable(k:long, a:dynamic)[0, dynamic([4]), 1, dynamic([2, 9, 4])] | mv-apply b = a to typeof(long) on (take 50)');
+      assert.deepEqual(r.header, ['k', 'a', 'b']);
+      expectRows(r, [
+        { k: 0, a: [4], b: 4 },
+        { k: 1, a: [2, 9, 4], b: 2 },
+        { k: 1, a: [2, 9, 4], b: 9 },
+        { k: 1, a: [2, 9, 4], b: 4 },
+      ]);
+    });
+
+    it('two arrays in parallel: the top two by one, listed', async () => {
+      const r = await run(
+        'datatable(k:long, n:dynamic, v:dynamic)[1, dynamic(["p", "q", "r"]), dynamic([5, 9, 1]), 2, dynamic(["s", "t"]), dynamic([3, 8])] | mv-apply N = n, V = v to typeof(long) on (top 2 by V | summarize N = make_list(N), V = make_list(V))',
+        { unorderedLists: true },
+      );
+      assert.deepEqual(r.header, ['k', 'n', 'v', 'N', 'V']);
+      const sorted = r.results.map((x) => ({ ...x, N: [...(x.N as string[])].sort(), V: [...(x.V as number[])].sort() }));
+      expectRows({ results: sorted }, [
+        { k: 1, n: ['p', 'q', 'r'], v: [5, 9, 1], N: ['p', 'q'], V: [5, 9] },
+        { k: 2, n: ['s', 't'], v: [3, 8], N: ['s', 't'], V: [3, 8] },
+      ]);
+    });
+
+    it('two arrays of different lengths joined element by element', async () => {
+      const r = await run(
+        'datatable(k:long, a:dynamic, b:dynamic)[1, dynamic(["a", "b"]), dynamic(["x", "y", "z"])] | mv-apply A = a, B = b on (extend o = strcat(A, "-", B) | summarize o = make_list(o))',
+        { unorderedLists: true },
+      );
+      assert.deepEqual([...(r.results[0]?.o as string[])].sort(), ['-z', 'a-x', 'b-y']);
+    });
+
+    it('over a property bag, reading the row\'s own column inside', async () => {
+      const r = await run(
+        'datatable(k:string, P:dynamic)["a", dynamic({"S":"555-1","T":"777","C":4}), "b", dynamic({"S":"555-3","T":"555-9"})] | mv-apply e = P on (mv-expand kind = array P | where tostring(P[1]) !startswith "555" | summarize drop = make_set(P[0])) | project k, drop',
+        { unorderedLists: true },
+      );
+      expectRows(
+        { results: r.results.map((x) => ({ ...x, drop: [...(x.drop as string[])].sort() })) },
+        [
+          { k: 'a', drop: ['C', 'T'] },
+          { k: 'b', drop: [] },
+        ],
+      );
+    });
+
     it('a list per row, filtered', async () => {
       const r = await run(`${LISTS} | mv-apply e = l to typeof(long) on (where e > 3 | summarize big = make_list(e))`);
       expectRows(r, [
