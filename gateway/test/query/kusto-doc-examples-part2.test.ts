@@ -100,7 +100,9 @@ describe('documented examples of the part-2 operators, with our own data', () =>
     it('columnsConflict: replace_source and keep_source', async () => {
       const q = 'datatable(Name:string, d:dynamic)["old", dynamic({"Name": "new", "Age": 1})]';
       expectRows(await run(`${q} | evaluate bag_unpack(d, columnsConflict='replace_source')`), [{ Age: 1, Name: 'new' }]);
-      expectRows(await run(`${q} | evaluate bag_unpack(d, columnsConflict='keep_source')`), [{ Name: 'old', Age: 1 }]);
+      const kept = await run(`${q} | evaluate bag_unpack(d, columnsConflict='keep_source')`);
+      assert.deepEqual(kept.header, ['Age', 'Name']);
+      expectRows(kept, [{ Age: 1, Name: 'old' }]);
       await assert.rejects(run(`${q} | evaluate bag_unpack(d)`), /columnsConflict/);
     });
 
@@ -323,6 +325,23 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       ]);
     });
 
+    it('the legacy form with its own source, reading the key column as the value', async () => {
+      const r = await run(
+        `range x from 1 to 2 step 1 | partition hint.strategy=legacy by x { ${SALES} | where Day == x | count }`,
+      );
+      expectRows(r, [{ Count: 4 }, { Count: 3 }]);
+    });
+
+    it('a partition named with as and read by toscalar', async () => {
+      const r = await run(
+        `${SALES} | partition by Region (as P | extend pct = Amount * 100.0 / toscalar(P | summarize sum(Amount)) | where Seller == "gus" or Seller == "dan" | project Seller, pct)`,
+      );
+      expectRows(r, [
+        { Seller: 'dan', pct: (20 * 100) / 27 },
+        { Seller: 'gus', pct: (1 * 100) / 3 },
+      ]);
+    });
+
     it('the legacy form over $partition', async () => {
       const r = await run(`${SALES} | partition by Region { $partition | summarize n = count(), total = sum(Amount) }`);
       expectRows(r, [
@@ -363,7 +382,9 @@ describe('documented examples of the part-2 operators, with our own data', () =>
     });
 
     it('the expansion itself (take more than there are)', async () => {
-      const r = await run('datatable(k:long, a:dynamic)[0, dynamic([4]), 1, dynamic([2, 9, 4])] | mv-apply b = a to typeof(long) on (take 50)');
+      const r = await run(
+        'datatable(k:long, a:dynamic)[0, dynamic([4]), 1, dynamic([2, 9, 4])] | mv-apply b = a to typeof(long) on (take 50)',
+      );
       assert.deepEqual(r.header, ['k', 'a', 'b']);
       expectRows(r, [
         { k: 0, a: [4], b: 4 },
@@ -394,18 +415,15 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       assert.deepEqual([...(r.results[0]?.o as string[])].sort(), ['-z', 'a-x', 'b-y']);
     });
 
-    it('over a property bag, reading the row\'s own column inside', async () => {
+    it("over a property bag, reading the row's own column inside", async () => {
       const r = await run(
         'datatable(k:string, P:dynamic)["a", dynamic({"S":"555-1","T":"777","C":4}), "b", dynamic({"S":"555-3","T":"555-9"})] | mv-apply e = P on (mv-expand kind = array P | where tostring(P[1]) !startswith "555" | summarize drop = make_set(P[0])) | project k, drop',
         { unorderedLists: true },
       );
-      expectRows(
-        { results: r.results.map((x) => ({ ...x, drop: [...(x.drop as string[])].sort() })) },
-        [
-          { k: 'a', drop: ['C', 'T'] },
-          { k: 'b', drop: [] },
-        ],
-      );
+      expectRows({ results: r.results.map((x) => ({ ...x, drop: [...(x.drop as string[])].sort() })) }, [
+        { k: 'a', drop: ['C', 'T'] },
+        { k: 'b', drop: [] },
+      ]);
     });
 
     it('a list per row, filtered', async () => {

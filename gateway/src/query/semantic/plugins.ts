@@ -129,8 +129,12 @@ function bagUnpack(host: PluginHost, input: Rel, op: Evaluate): Rel {
           `bag_unpack: the property '${slot.name}' would be a column named like the input's '${name}'; use columnsConflict.`,
           op.span,
         );
-      if (conflict === 'keep_source') continue;
-      outputs.splice(at, 1);
+      // Either way the column stands where the property's column would (Kusto's order).
+      const [source] = outputs.splice(at, 1);
+      if (conflict === 'keep_source') {
+        outputs.push(source as Output);
+        continue;
+      }
     }
     const access: Expr = { kind: 'index', target: colArg, index: strExpr(slot.name, op.span), span: op.span };
     const value = binder.bind(access);
