@@ -412,7 +412,7 @@ describe('documented examples of the part-2 operators, with our own data', () =>
         'datatable(k:long, a:dynamic, b:dynamic)[1, dynamic(["a", "b"]), dynamic(["x", "y", "z"])] | mv-apply A = a, B = b on (extend o = strcat(A, "-", B) | summarize o = make_list(o))',
         { unorderedLists: true },
       );
-      assert.deepEqual([...(r.results[0]?.o as string[])].sort(), ['-z', 'a-x', 'b-y']);
+      assert.deepEqual([...(r.results[0] as { o: string[] }).o].sort(), ['-z', 'a-x', 'b-y']);
     });
 
     it("over a property bag, reading the row's own column inside", async () => {
