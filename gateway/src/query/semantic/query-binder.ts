@@ -489,12 +489,18 @@ export class QueryBinder {
                   span,
                 },
           );
-    const legs = predicates.map((predicate) => {
+    const legs = predicates.map((predicate, i) => {
       const part: TabularExpr = { ...input, operators: [...input.operators, { kind: 'where', predicate, span }] };
       if (op.subquery.kind === 'operators')
         return this.tabular({ ...part, operators: [...part.operators, ...op.subquery.operators] });
       const subquery = op.subquery.tabular;
-      const scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      // The braces form reads the partition as $partition and the key column's name as its value.
+      let scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      const v = values[i];
+      const missing: LiteralValue =
+        key.type === 'string' ? { type: 'string', value: '' } : ({ type: key.type, value: null } as LiteralValue);
+      const value = constant(v === undefined || v === null ? missing : partitionLiteral(key.type, v), op.key.span);
+      scope = declare(scope, key.name, { kind: 'scalar', value });
       return this.inScope(scope, span, () => this.tabular(subquery));
     });
     if (values.length === 0) {
