@@ -56,38 +56,42 @@ import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
 import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
 import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
-/** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
-function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
+/**
+ * A one-argument function applied row by row: `f` gets each non-null value as @duckdb/node-api
+ * reads it (string, bigint, number) and returns the result or null. Every one-argument JS function
+ * of the engine is one of these, so the chunk loop is written once.
+ */
+function rowFunction(
+  name: string,
+  returnType: DuckDBType,
+  parameterType: DuckDBType,
+  f: (value: unknown) => unknown,
+): DuckDBScalarFunction {
   return DuckDBScalarFunction.create({
     name,
-    returnType: VARCHAR,
-    parameterTypes: [VARCHAR],
+    returnType,
+    parameterTypes: [parameterType],
     mainFunction: (_info, input, output: DuckDBVector) => {
       const v = input.getColumnVector(0);
       for (let row = 0; row < input.rowCount; row++) {
-        const s = v.getItem(row);
-        output.setItem(row, typeof s === 'string' ? f(s) : null);
+        const value = v.getItem(row);
+        output.setItem(row, (value === null ? null : f(value)) as never);
       }
       output.flush();
     },
   });
 }
 
+/** A VARCHAR → VARCHAR function; `f` returns null when the input does not convert. */
+function textFunction(name: string, f: (s: string) => string | null): DuckDBScalarFunction {
+  return rowFunction(name, VARCHAR, VARCHAR, (s) => (typeof s === 'string' ? f(s) : null));
+}
+
 /** XXH64 (seed 0) of a string's UTF-8 bytes as a signed long, as Kusto's hash_xxhash64 returns it. */
 function xxhash64Function(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'kql_xxhash64',
-    returnType: BIGINT,
-    parameterTypes: [VARCHAR],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      for (let row = 0; row < input.rowCount; row++) {
-        const s = v.getItem(row);
-        output.setItem(row, typeof s === 'string' ? BigInt.asIntN(64, xxh64(Buffer.from(s, 'utf8'))) : null);
-      }
-      output.flush();
-    },
-  });
+  return rowFunction('kql_xxhash64', BIGINT, VARCHAR, (s) =>
+    typeof s === 'string' ? BigInt.asIntN(64, xxh64(Buffer.from(s, 'utf8'))) : null,
+  );
 }
 
 /**
@@ -96,24 +100,11 @@ function xxhash64Function(): DuckDBScalarFunction {
  * = 1380966698541616202 is exactly this over the ticks).
  */
 function xxhash64Int64Function(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'kql_xxhash64_int64',
-    returnType: BIGINT,
-    parameterTypes: [BIGINT],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      const bytes = Buffer.alloc(8);
-      for (let row = 0; row < input.rowCount; row++) {
-        const n = v.getItem(row);
-        if (typeof n !== 'bigint') {
-          output.setItem(row, null);
-          continue;
-        }
-        bytes.writeBigInt64LE(n);
-        output.setItem(row, BigInt.asIntN(64, xxh64(bytes)));
-      }
-      output.flush();
-    },
+  const bytes = Buffer.alloc(8);
+  return rowFunction('kql_xxhash64_int64', BIGINT, BIGINT, (n) => {
+    if (typeof n !== 'bigint') return null;
+    bytes.writeBigInt64LE(n);
+    return BigInt.asIntN(64, xxh64(bytes));
   });
 }
 
@@ -165,70 +156,26 @@ export function kustoRealText(x: number): string {
 }
 
 function realTextFunction(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'kql_real_tostring',
-    returnType: VARCHAR,
-    parameterTypes: [DOUBLE],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      for (let row = 0; row < input.rowCount; row++) {
-        const x = v.getItem(row);
-        output.setItem(row, typeof x === 'number' ? kustoRealText(x) : null);
-      }
-      output.flush();
-    },
-  });
+  return rowFunction('kql_real_tostring', VARCHAR, DOUBLE, (x) => (typeof x === 'number' ? kustoRealText(x) : null));
 }
 
 /** RFC 822/850 datetime text → µs since the epoch (rfc-datetime.ts); null when it is not one. */
 function rfcDatetimeFunction(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'kql_rfc_datetime_us',
-    returnType: BIGINT,
-    parameterTypes: [VARCHAR],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      for (let row = 0; row < input.rowCount; row++) {
-        const s = v.getItem(row);
-        output.setItem(row, typeof s === 'string' ? (parseRfcDateTime(s) ?? null) : null);
-      }
-      output.flush();
-    },
-  });
+  return rowFunction('kql_rfc_datetime_us', BIGINT, VARCHAR, (s) =>
+    typeof s === 'string' ? (parseRfcDateTime(s) ?? null) : null,
+  );
 }
 
 /** Timespan text (`1.02:03:04.5`, `90m`) → ticks (timespan-text.ts); null when it is neither form. */
 function timespanTicksFunction(): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name: 'kql_timespan_ticks',
-    returnType: BIGINT,
-    parameterTypes: [VARCHAR],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      for (let row = 0; row < input.rowCount; row++) {
-        const s = v.getItem(row);
-        output.setItem(row, typeof s === 'string' ? (parseTimespanText(s) ?? null) : null);
-      }
-      output.flush();
-    },
-  });
+  return rowFunction('kql_timespan_ticks', BIGINT, VARCHAR, (s) =>
+    typeof s === 'string' ? (parseTimespanText(s) ?? null) : null,
+  );
 }
 
 /** A DOUBLE → DOUBLE function; null in, null out. */
 function realFunction(name: string, f: (x: number) => number): DuckDBScalarFunction {
-  return DuckDBScalarFunction.create({
-    name,
-    returnType: DOUBLE,
-    parameterTypes: [DOUBLE],
-    mainFunction: (_info, input, output: DuckDBVector) => {
-      const v = input.getColumnVector(0);
-      for (let row = 0; row < input.rowCount; row++) {
-        const x = v.getItem(row);
-        output.setItem(row, typeof x === 'number' ? f(x) : null);
-      }
-      output.flush();
-    },
-  });
+  return rowFunction(name, DOUBLE, DOUBLE, (x) => (typeof x === 'number' ? f(x) : null));
 }
 
 /**
