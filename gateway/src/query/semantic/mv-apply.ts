@@ -24,6 +24,7 @@ import { int, join, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { aggregateName } from './aggregate-collector.js';
+import { IF_FORM, IF_FORMS } from './aggregate-if-forms.js';
 import { identOf } from './expr-binder.js';
 import { NameAllocator } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -225,23 +226,6 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   }
   return { kind: 'project', input: rel, outputs: final, columns: final.map((o) => o.col) };
 }
-
-/** An aggregate's form that takes a predicate (count → countif, …). */
-const IF_FORM: Record<string, string> = {
-  count: 'countif',
-  sum: 'sumif',
-  avg: 'avgif',
-  min: 'minif',
-  max: 'maxif',
-  dcount: 'dcountif',
-  take_any: 'take_anyif',
-  stdev: 'stdevif',
-  variance: 'varianceif',
-  make_list: 'make_list_if',
-  make_set: 'make_set_if',
-  make_bag: 'make_bag_if',
-};
-const IF_FORMS = new Set(Object.values(IF_FORM));
 
 /** A summarize item over the non-sentinel rows, named as the item it stands for (`sum_x`, not `sumif_x`). */
 function guardItem(item: NamedExpr, keep: Expr): NamedExpr {

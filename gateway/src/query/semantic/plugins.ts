@@ -8,6 +8,7 @@ import { queryError, type Span } from '../errors.js';
 import { join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator, OutputSchema } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
+import { IF_FORM } from './aggregate-if-forms.js';
 import { type Bound, convert } from './bound.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
@@ -215,22 +216,6 @@ function discoverSlots(host: PluginHost, input: Rel, source: Bound, span: Span):
       return { name: slot, type: t.size === 1 ? ([...t][0] as KqlType) : 'dynamic' };
     });
 }
-
-/** An aggregate's form that takes a predicate, for pivot's cells (count → countif, …). */
-const IF_FORM: Record<string, string> = {
-  count: 'countif',
-  sum: 'sumif',
-  avg: 'avgif',
-  min: 'minif',
-  max: 'maxif',
-  dcount: 'dcountif',
-  take_any: 'take_anyif',
-  stdev: 'stdevif',
-  variance: 'varianceif',
-  make_list: 'make_list_if',
-  make_set: 'make_set_if',
-  make_bag: 'make_bag_if',
-};
 
 /** Column names an expression reads. */
 function namesIn(e: Expr, out: Set<string>): Set<string> {
