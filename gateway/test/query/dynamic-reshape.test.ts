@@ -8,7 +8,11 @@ import assert from 'node:assert/strict';
 import { isStrataError } from '@strata/common';
 import fc from 'fast-check';
 import { after, before, describe, it } from 'mocha';
+import { bindQuery } from '../../src/query/engine.js';
+import { warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import type { SchemaCatalog } from '../../src/query/types.js';
 import { closeCluster, getCluster, LOGS, run } from './fixture.js';
+import { kustoColumns } from './kusto-analyzer.js';
 
 const one = async (q: string) => (await run(q)).results[0] as Record<string, unknown>;
 
@@ -110,6 +114,68 @@ describe('dynamic reshaping functions and gettype', () => {
       assert.deepEqual(got, mine.map((l) => key([l.latencyMs as number, l.level])).sort());
     }
     assert.ok(rows.some((row) => row.other === null));
+  });
+
+  it('array_sort_asc(…)[k] picks one array; Kusto’s summarize example orders commands by time', async () => {
+    const rows = (
+      await run(`datatable(command:string, command_time:datetime, user_id:string)
+        [
+          'chmod', datetime(2019-07-15), "user1",
+          'ls', datetime(2019-07-02), "user1",
+          'dir', datetime(2019-07-22), "user1",
+          'mkdir', datetime(2019-07-14), "user1",
+          'rm', datetime(2019-07-27), "user1",
+          'pwd', datetime(2019-07-25), "user1",
+          'rm', datetime(2019-07-23), "user2",
+          'pwd', datetime(2019-07-25), "user2",
+        ]
+        | summarize timestamps = make_list(command_time), commands = make_list(command) by user_id
+        | project user_id, commands_in_chronological_order = array_sort_asc(timestamps, commands)[1]`)
+    ).results;
+    assert.deepEqual(
+      [...rows].sort((a, b) => String(a.user_id).localeCompare(String(b.user_id))),
+      [
+        { user_id: 'user1', commands_in_chronological_order: ['ls', 'mkdir', 'chmod', 'dir', 'pwd', 'rm'] },
+        { user_id: 'user2', commands_in_chronological_order: ['rm', 'pwd'] },
+      ],
+    );
+    const r = await one(`print k = dynamic([3, 1, 2]), v = dynamic(["c", "a", "b"])
+      | project array_sort_desc(k, v)[1], lo = array_sort_asc(k, v, false)[0], n = array_length(array_sort_asc(k, v)[1])`);
+    assert.deepEqual(r, { v_sorted: ['c', 'b', 'a'], lo: [1, 2, 3], n: 3 });
+    await refused('print k = dynamic([1]) | project array_sort_asc(k, k)[2]', /gives 2 columns; there is no column 2/);
+  });
+
+  it('names the several-array columns as Microsoft’s analyzer does', async () => {
+    await warmKustoParser();
+    const catalog: SchemaCatalog = {
+      tables: [
+        {
+          name: 'T',
+          columns: [
+            { name: 'd', type: 'dynamic' },
+            { name: 'e', type: 'dynamic' },
+          ],
+        },
+      ],
+    };
+    for (const q of [
+      'T | project array_sort_asc(d, e)',
+      'T | project array_sort_desc(d, e, false)',
+      'T | extend x = array_sort_asc(d, e)',
+      'T | extend (x, y) = array_sort_asc(d, e, d)',
+      'T | project array_sort_asc(d, pack_array(1, 2))',
+      'T | project array_sort_asc(pack_array(1, 2), d)',
+      'T | project array_sort_asc(d.x, e)',
+      'T | project array_sort_asc(d), e',
+      'T | project d, array_sort_desc(d, e)',
+      'T | project array_sort_asc(d, e)[1]',
+      'T | project array_sort_asc(d, pack_array(1))[1]',
+      'T | project z = array_sort_asc(d, e)[0]',
+      'print array_sort_asc(dynamic([1]), dynamic([2]))',
+    ]) {
+      const engine = bindQuery(q, catalog).bound.columns.map((c) => `${c.name}:${c.type}`);
+      assert.deepEqual(engine, kustoColumns(q, 'd:dynamic, e:dynamic'), q);
+    }
   });
 
   it('array_split, array_rotate_*, array_shift_* as Kusto documents them', async () => {
