@@ -42,7 +42,7 @@ function arraySort(descending: boolean): ScalarFn {
     // Several arrays give one column per array: only a whole extend/project/print item spreads them.
     if (arrays.length > 1)
       throw queryError(
-        `'${call.name}' with several arrays gives one column per array: use it as a whole item of extend, project or print (\`(a, b, …) = ${call.name}(…)\` names them).`,
+        `'${call.name}' with several arrays gives one column per array: use it as a whole item of extend, project or print (\`(a, b, …) = ${call.name}(…)\` names them, \`${call.name}(…)[k]\` picks one).`,
         call.span,
       );
     const a = text(arrays[0] as Bound, call);
@@ -200,7 +200,7 @@ export const DYNAMIC_RESHAPE_FUNCTIONS: readonly ScalarFunctionEntry[] = [
         'array_sort_asc(array: dynamic[, nulls_last: bool]): dynamic',
         'array_sort_asc(array1: dynamic, array2: dynamic, ...[, nulls_last: bool])',
       ],
-      'dynamic array sorted: numbers, then strings (ordinal), then other values in their order; nulls last unless nulls_last is false; null for a non-array. With several arrays, one column per array (only as a whole extend/project/print item): the first sorted, the others in its new order, null for an array of another length',
+      'dynamic array sorted: numbers, then strings (ordinal), then other values in their order; nulls last unless nulls_last is false; null for a non-array. With several arrays, one column per array (only as a whole extend/project/print item, or `[k]` for one): the first sorted, the others in its new order, null for an array of another length',
       SORTED,
     ),
     columns: sortColumns(false),
