@@ -140,8 +140,8 @@ describe('dynamic reshaping functions and gettype', () => {
       ],
     );
     const r = await one(`print k = dynamic([3, 1, 2]), v = dynamic(["c", "a", "b"])
-      | project array_sort_desc(k, v)[1], lo = array_sort_asc(k, v, false)[0], n = array_length(array_sort_asc(k, v)[1])`);
-    assert.deepEqual(r, { v_sorted: ['c', 'b', 'a'], lo: [1, 2, 3], n: 3 });
+      | project array_sort_desc(k, v)[1], lo = array_sort_asc(k, v, false)[0], n = array_length(array_sort_asc(k, v)[1]), mi = series_stats(k)[1]`);
+    assert.deepEqual(r, { v_sorted: ['c', 'b', 'a'], lo: [1, 2, 3], n: 3, mi: 1 });
     await refused('print k = dynamic([1]) | project array_sort_asc(k, k)[2]', /gives 2 columns; there is no column 2/);
   });
 
@@ -172,6 +172,7 @@ describe('dynamic reshaping functions and gettype', () => {
       'T | project array_sort_asc(d, pack_array(1))[1]',
       'T | project z = array_sort_asc(d, e)[0]',
       'print array_sort_asc(dynamic([1]), dynamic([2]))',
+      'T | project series_stats(d)[1], series_fit_line(e)[5]',
     ]) {
       const engine = bindQuery(q, catalog).bound.columns.map((c) => `${c.name}:${c.type}`);
       assert.deepEqual(engine, kustoColumns(q, 'd:dynamic, e:dynamic'), q);
