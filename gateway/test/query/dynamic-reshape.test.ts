@@ -117,28 +117,32 @@ describe('dynamic reshaping functions and gettype', () => {
   });
 
   it('array_sort_asc(…)[k] picks one array; Kusto’s summarize example orders commands by time', async () => {
-    const rows = (
-      await run(`datatable(command:string, command_time:datetime, user_id:string)
-        [
-          'chmod', datetime(2019-07-15), "user1",
-          'ls', datetime(2019-07-02), "user1",
-          'dir', datetime(2019-07-22), "user1",
-          'mkdir', datetime(2019-07-14), "user1",
-          'rm', datetime(2019-07-27), "user1",
-          'pwd', datetime(2019-07-25), "user1",
-          'rm', datetime(2019-07-23), "user2",
-          'pwd', datetime(2019-07-25), "user2",
-        ]
-        | summarize timestamps = make_list(command_time), commands = make_list(command) by user_id
-        | project user_id, commands_in_chronological_order = array_sort_asc(timestamps, commands)[1]`)
-    ).results;
-    assert.deepEqual(
-      [...rows].sort((a, b) => String(a.user_id).localeCompare(String(b.user_id))),
-      [
-        { user_id: 'user1', commands_in_chronological_order: ['ls', 'mkdir', 'chmod', 'dir', 'pwd', 'rm'] },
-        { user_id: 'user2', commands_in_chronological_order: ['rm', 'pwd'] },
-      ],
-    );
+    const commands = async (fn: string) =>
+      (
+        await run(`datatable(command:string, command_time:datetime, user_id:string)
+          [
+            'chmod', datetime(2019-07-15), "user1",
+            'ls', datetime(2019-07-02), "user1",
+            'dir', datetime(2019-07-22), "user1",
+            'mkdir', datetime(2019-07-14), "user1",
+            'rm', datetime(2019-07-27), "user1",
+            'pwd', datetime(2019-07-25), "user1",
+            'rm', datetime(2019-07-23), "user2",
+            'pwd', datetime(2019-07-25), "user2",
+          ]
+          | summarize timestamps = make_list(command_time), commands = make_list(command) by user_id
+          | project user_id, commands_in_chronological_order = ${fn}(timestamps, commands)[1]`)
+      ).results
+        .map((row) => [row.user_id, row.commands_in_chronological_order])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    assert.deepEqual(await commands('array_sort_asc'), [
+      ['user1', ['ls', 'mkdir', 'chmod', 'dir', 'pwd', 'rm']],
+      ['user2', ['rm', 'pwd']],
+    ]);
+    assert.deepEqual(await commands('array_sort_desc'), [
+      ['user1', ['rm', 'pwd', 'dir', 'chmod', 'mkdir', 'ls']],
+      ['user2', ['pwd', 'rm']],
+    ]);
     const r = await one(`print k = dynamic([3, 1, 2]), v = dynamic(["c", "a", "b"])
       | project array_sort_desc(k, v)[1], lo = array_sort_asc(k, v, false)[0], n = array_length(array_sort_asc(k, v)[1]), mi = series_stats(k)[1]`);
     assert.deepEqual(r, { v_sorted: ['c', 'b', 'a'], lo: [1, 2, 3], n: 3, mi: 1 });
