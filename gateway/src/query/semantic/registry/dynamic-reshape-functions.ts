@@ -53,6 +53,7 @@ function arraySort(descending: boolean): ScalarFn {
 /** array_sort_asc/desc with several arrays, as one dynamic array of the reordered arrays. */
 function arraySortMany(descending: boolean): ScalarFn {
   return (args, call) => {
+    arity(call, args.length, 1, 64);
     const { arrays, nullsLast } = sortArguments(args);
     const all = sql`CAST(json_array(${join(
       arrays.map((a) => dyn(a, call)),
