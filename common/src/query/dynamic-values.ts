@@ -16,6 +16,22 @@ const isBag = (v: unknown): v is { [key: string]: Json } => v !== null && typeof
  * order within numbers and within strings only, so the groups keep their places.
  */
 export function arraySort(array: unknown, descending: boolean, nullsLast: boolean): Json[] | undefined {
+  const order = sortOrder(array, descending, nullsLast);
+  return order?.map((i) => (array as Json[])[i] as Json);
+}
+
+/**
+ * array_sort_asc/desc over several arrays: the first sorted, every other one reordered the same
+ * way; an array whose length differs from the first's (or a non-array) gives null, and all are
+ * null when the first is not an array (Kusto's documented rule).
+ */
+export function arraySortMany(arrays: unknown[], descending: boolean, nullsLast: boolean): (Json[] | null)[] {
+  const order = sortOrder(arrays[0], descending, nullsLast);
+  return arrays.map((a) => (order && Array.isArray(a) && a.length === order.length ? order.map((i) => a[i] as Json) : null));
+}
+
+/** The places of the array's elements in sorted order (a stable sort), or undefined for a non-array. */
+function sortOrder(array: unknown, descending: boolean, nullsLast: boolean): number[] | undefined {
   if (!Array.isArray(array)) return undefined;
   const group = (v: Json): number => (v === null ? -1 : typeof v === 'number' ? 0 : typeof v === 'string' ? 1 : 2);
   const items = (array as Json[]).map((v, i) => ({ v, i }));
@@ -34,7 +50,7 @@ export function arraySort(array: unknown, descending: boolean, nullsLast: boolea
     }
     return a.i - b.i;
   });
-  return items.map((x) => x.v);
+  return items.map((x) => x.i);
 }
 
 /** array_split: the pieces [0..i1), [i1..i2), … [iN..length); negative indexes count from the end, out of range ones are clamped. */

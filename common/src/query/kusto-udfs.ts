@@ -30,6 +30,7 @@ import {
   arrayRotateLeft,
   arrayShiftLeft,
   arraySort,
+  arraySortMany,
   arraySplit,
   bagMerge,
   dynamicEquals,
@@ -292,6 +293,10 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   dynamicEqualsFunction,
   jsonFunction('kql_array_sort', ['json', 'bool', 'bool'], ([a, desc, nullsLast]) =>
     arraySort(a, desc === true, nullsLast === true),
+  ),
+  // The several-array form: the arrays come as one JSON array, the result is one array of arrays.
+  jsonFunction('kql_array_sort_many', ['json', 'bool', 'bool'], ([arrays, desc, nullsLast]) =>
+    Array.isArray(arrays) ? arraySortMany(arrays, desc === true, nullsLast === true) : undefined,
   ),
   jsonFunction('kql_array_split', ['json', 'json'], ([a, i]) => arraySplit(a, i)),
   jsonFunction('kql_array_rotate_left', ['json', 'long'], ([a, n]) => arrayRotateLeft(a, n as number)),

@@ -8,7 +8,11 @@ import assert from 'node:assert/strict';
 import { isStrataError } from '@strata/common';
 import fc from 'fast-check';
 import { after, before, describe, it } from 'mocha';
+import { bindQuery } from '../../src/query/engine.js';
+import { warmKustoParser } from '../../src/query/syntax/kusto-runtime.js';
+import type { SchemaCatalog } from '../../src/query/types.js';
 import { closeCluster, getCluster, LOGS, run } from './fixture.js';
+import { kustoColumns } from './kusto-analyzer.js';
 
 const one = async (q: string) => (await run(q)).results[0] as Record<string, unknown>;
 
@@ -45,6 +49,137 @@ describe('dynamic reshaping functions and gettype', () => {
         .map((l) => l.latencyMs as number)
         .sort((a, b) => b - a);
       assert.deepEqual(row.s, expected);
+    }
+  });
+
+  it('array_sort_asc/desc with several arrays: one column per array, the others in the first one’s new order', async () => {
+    // Kusto's documented examples (array_sort_asc and array_sort_desc pages).
+    const asc = await run(
+      'let array1 = dynamic([1,3,4,5,2]); let array2 = dynamic(["a","b","c","d","e"]); print array_sort_asc(array1,array2)',
+    );
+    assert.deepEqual(asc.header, ['array1_sorted', 'array2_sorted']);
+    assert.deepEqual(asc.results, [{ array1_sorted: [1, 2, 3, 4, 5], array2_sorted: ['a', 'e', 'b', 'c', 'd'] }]);
+    const desc = await one(
+      'let array1 = dynamic([1,3,4,5,2]); let array2 = dynamic(["a","b","c","d","e"]); print array_sort_desc(array1,array2)',
+    );
+    assert.deepEqual(desc, { array1_sorted: [5, 4, 3, 2, 1], array2_sorted: ['d', 'c', 'b', 'e', 'a'] });
+    // Names given, nulls_last, an array of another length (null), a non-array first argument (all null).
+    const r = await one(`print k = dynamic([2, null, 1]), v = dynamic(["two", "none", "one"])
+      | extend (ks, vs, short) = array_sort_asc(k, v, dynamic([1, 2]), false),
+        (dk, dv) = array_sort_desc(k, v), x = array_sort_asc(k, v)
+      | extend (n1, n2) = array_sort_asc(dynamic({"a": 1}), v)`);
+    assert.deepEqual(r, {
+      k: [2, null, 1],
+      v: ['two', 'none', 'one'],
+      ks: [null, 1, 2],
+      vs: ['none', 'one', 'two'],
+      short: null,
+      dk: [2, 1, null],
+      dv: ['two', 'one', 'none'],
+      x: [1, 2, null],
+      v_sorted: ['one', 'two', 'none'],
+      n1: null,
+      n2: null,
+    });
+    // Over the data: per host, the ids (unique) sorted and the levels in the same order, against
+    // a JS sort of (id, level) pairs; latencies leave out nulls, so levels of another length are null.
+    const rows = (
+      await run(`Logs | summarize ids = make_list(tostring(id)), levels = make_list(level), lat = make_list(latencyMs) by host
+        | project host, (sid, slev) = array_sort_desc(ids, levels), (slat, other) = array_sort_asc(lat, levels)`)
+    ).results;
+    assert.ok(rows.length >= 4);
+    for (const row of rows) {
+      const mine = LOGS.filter((l) => (l.host ?? '') === row.host);
+      const pairs = mine.map((l) => [l.id, l.level] as const).sort((a, b) => (a[0] < b[0] ? 1 : -1));
+      assert.deepEqual(
+        row.sid,
+        pairs.map((p) => p[0]),
+      );
+      assert.deepEqual(
+        row.slev,
+        pairs.map((p) => p[1]),
+      );
+      const lat = mine.filter((l) => l.latencyMs !== null).map((l) => l.latencyMs as number);
+      assert.deepEqual(
+        row.slat,
+        [...lat].sort((a, b) => a - b),
+      );
+      if (lat.length !== mine.length) {
+        assert.equal(row.other, null);
+        continue;
+      }
+      // Equal latencies may come in either order: the (latency, level) pairs are what must hold.
+      const key = (p: readonly [number, string]) => `${p[0]}|${p[1]}`;
+      const got = (row.slat as number[]).map((x, i) => key([x, (row.other as string[])[i] as string])).sort();
+      assert.deepEqual(got, mine.map((l) => key([l.latencyMs as number, l.level])).sort());
+    }
+    assert.ok(rows.some((row) => row.other === null));
+  });
+
+  it('array_sort_asc(…)[k] picks one array; Kusto’s summarize example orders commands by time', async () => {
+    const commands = async (fn: string) =>
+      (
+        await run(`datatable(command:string, command_time:datetime, user_id:string)
+          [
+            'chmod', datetime(2019-07-15), "user1",
+            'ls', datetime(2019-07-02), "user1",
+            'dir', datetime(2019-07-22), "user1",
+            'mkdir', datetime(2019-07-14), "user1",
+            'rm', datetime(2019-07-27), "user1",
+            'pwd', datetime(2019-07-25), "user1",
+            'rm', datetime(2019-07-23), "user2",
+            'pwd', datetime(2019-07-25), "user2",
+          ]
+          | summarize timestamps = make_list(command_time), commands = make_list(command) by user_id
+          | project user_id, commands_in_chronological_order = ${fn}(timestamps, commands)[1]`)
+      ).results
+        .map((row) => [row.user_id, row.commands_in_chronological_order])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    assert.deepEqual(await commands('array_sort_asc'), [
+      ['user1', ['ls', 'mkdir', 'chmod', 'dir', 'pwd', 'rm']],
+      ['user2', ['rm', 'pwd']],
+    ]);
+    assert.deepEqual(await commands('array_sort_desc'), [
+      ['user1', ['rm', 'pwd', 'dir', 'chmod', 'mkdir', 'ls']],
+      ['user2', ['pwd', 'rm']],
+    ]);
+    const r = await one(`print k = dynamic([3, 1, 2]), v = dynamic(["c", "a", "b"])
+      | project array_sort_desc(k, v)[1], lo = array_sort_asc(k, v, false)[0], n = array_length(array_sort_asc(k, v)[1]), mi = series_stats(k)[1]`);
+    assert.deepEqual(r, { v_sorted: ['c', 'b', 'a'], lo: [1, 2, 3], n: 3, mi: 1 });
+    await refused('print k = dynamic([1]) | project array_sort_asc(k, k)[2]', /gives 2 columns; there is no column 2/);
+  });
+
+  it('names the several-array columns as Microsoft’s analyzer does', async () => {
+    await warmKustoParser();
+    const catalog: SchemaCatalog = {
+      tables: [
+        {
+          name: 'T',
+          columns: [
+            { name: 'd', type: 'dynamic' },
+            { name: 'e', type: 'dynamic' },
+          ],
+        },
+      ],
+    };
+    for (const q of [
+      'T | project array_sort_asc(d, e)',
+      'T | project array_sort_desc(d, e, false)',
+      'T | extend x = array_sort_asc(d, e)',
+      'T | extend (x, y) = array_sort_asc(d, e, d)',
+      'T | project array_sort_asc(d, pack_array(1, 2))',
+      'T | project array_sort_asc(pack_array(1, 2), d)',
+      'T | project array_sort_asc(d.x, e)',
+      'T | project array_sort_asc(d), e',
+      'T | project d, array_sort_desc(d, e)',
+      'T | project array_sort_asc(d, e)[1]',
+      'T | project array_sort_asc(d, pack_array(1))[1]',
+      'T | project z = array_sort_asc(d, e)[0]',
+      'print array_sort_asc(dynamic([1]), dynamic([2]))',
+      'T | project series_stats(d)[1], series_fit_line(e)[5]',
+    ]) {
+      const engine = bindQuery(q, catalog).bound.columns.map((c) => `${c.name}:${c.type}`);
+      assert.deepEqual(engine, kustoColumns(q, 'd:dynamic, e:dynamic'), q);
     }
   });
 
@@ -164,7 +299,11 @@ describe('dynamic reshaping functions and gettype', () => {
   });
 
   it('refuses what it does not support by name', async () => {
-    await refused('print array_sort_asc(dynamic([1]), dynamic([2]))', /several arrays .* is not supported/);
+    await refused(
+      'print tostring(array_sort_asc(dynamic([1]), dynamic([2])))',
+      /several arrays gives one column per array: use it as a whole item/,
+    );
+    await refused('print d = dynamic([1]) | extend (a, b, c) = array_sort_desc(d, d)', /gives 2 columns; 3 names were given/);
     await refused('print array_rotate_left(dynamic([1]), 1.5)', /count of 'array_rotate_left' must be a long/);
     await refused('print array_split(dynamic([1]), "1")', /indexes of 'array_split' must be a long or a dynamic array/);
     await refused('print bag_merge(dynamic({}))', /takes 2 to 64 arguments/);

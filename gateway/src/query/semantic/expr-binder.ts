@@ -10,6 +10,7 @@ import type { Expr, LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
+import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
 import { affixRegex, hasAnyAll } from './term-operators.js';
@@ -132,8 +133,11 @@ export class ExprBinder {
         const index = this.bind(expr.index);
         const v = index.value;
         if (v?.type === 'string') return this.access(this.bind(expr.target), v.value, expr.span);
-        if (v?.type === 'long' && v.value !== null && v.value >= 0n)
-          return this.access(this.bind(expr.target), String(v.value), expr.span);
+        if (v?.type === 'long' && v.value !== null && v.value >= 0n) {
+          // A constant index on a several-column call picks one of its columns.
+          const picked = expr.target.kind === 'call' ? pickColumn(expr.target, v.value, expr.span, this) : undefined;
+          return picked ?? this.access(this.bind(expr.target), String(v.value), expr.span);
+        }
         throw queryError('A dynamic index must be a constant string or a non-negative constant integer.', expr.index.span);
       }
       case 'call':

@@ -14,6 +14,25 @@ import { SCALAR_FUNCTIONS } from './registry/scalar-functions.js';
 /** Each scalar function's naming rule, from its declaration in the registry. */
 const SCALAR_NAMING = new Map(SCALAR_FUNCTIONS.map((f) => [f.name, f.naming]));
 
+/** The several-column functions' column rules, from the registry. */
+const SEVERAL_COLUMNS = new Map(SCALAR_FUNCTIONS.flatMap((f) => (f.columns ? [[f.name, f.columns] as const] : [])));
+
+/**
+ * The name of column i of a several-column call the query does not name: argument i and the
+ * suffix (`a_sorted`, `array{i}_sorted` for an argument without a name) for per-argument columns,
+ * else `fn_arg_field` with the first argument's name (empty for an expression).
+ */
+export function severalColumnName(call: Extract<Expr, { kind: 'call' }>, i: number, field: string): string {
+  const name = call.name.toLowerCase();
+  const suffix = SEVERAL_COLUMNS.get(name)?.perArgumentSuffix;
+  if (suffix !== undefined) {
+    const arg = call.args[i];
+    return `${(arg && expressionName(arg)) ?? `array${i}`}_${suffix}`;
+  }
+  const first = call.args[0];
+  return `${name}_${first?.kind === 'name' ? first.name : ''}_${field}`;
+}
+
 /** The name an expression carries, or undefined when Kusto would call it ColumnN. */
 export function expressionName(expr: Expr): string | undefined {
   switch (expr.kind) {
@@ -24,6 +43,15 @@ export function expressionName(expr: Expr): string | undefined {
       return base === undefined ? undefined : `${base}_${expr.member}`;
     }
     case 'index': {
+      // A column picked from a several-column call (`array_sort_asc(a, b)[1]` → `b_sorted`).
+      if (expr.target.kind === 'call' && expr.index.kind === 'literal' && expr.index.lit.type === 'long') {
+        const columns = SEVERAL_COLUMNS.get(expr.target.name.toLowerCase());
+        const i = expr.index.lit.value;
+        if (columns && typeof i === 'bigint' && i >= 0n) {
+          const fields = typeof columns.fields === 'function' ? undefined : columns.fields;
+          return severalColumnName(expr.target, Number(i), fields?.[Number(i)]?.name ?? '');
+        }
+      }
       const base = expressionName(expr.target);
       if (base === undefined || expr.index.kind !== 'literal') return undefined;
       const lit = expr.index.lit;

@@ -651,12 +651,14 @@ export class QueryBinder {
   private print(src: Extract<Source, { kind: 'print' }>): Rel {
     const names = new NameAllocator();
     const binder = this.exprBinder([]);
-    const outputs: Output[] = src.items.map((item, i) => {
-      const b = binder.bind(item.expr);
-      const name = item.name ?? `print_${i}`;
-      if (!names.claim(name))
-        throw queryError(`A column with the name '${name}' is already declared.`, item.nameSpan ?? item.span);
-      return { col: this.newColumn(name, b.type), sql: b.sql };
+    // A several-column call (array_sort_asc(a, b)) spreads into its columns, as in extend/project.
+    const outputs: Output[] = src.items.flatMap((item, i) => {
+      const spread = expandMultiColumn(item, binder);
+      const columns = spread ?? [{ name: item.name ?? `print_${i}`, nameSpan: item.nameSpan, bound: binder.bind(item.expr) }];
+      return columns.map(({ name, nameSpan, bound: b }) => {
+        if (!names.claim(name)) throw queryError(`A column with the name '${name}' is already declared.`, nameSpan ?? item.span);
+        return { col: this.newColumn(name, b.type), sql: b.sql };
+      });
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
   }

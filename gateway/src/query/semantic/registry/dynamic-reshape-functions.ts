@@ -11,7 +11,7 @@ import type { Bound } from '../bound.js';
 import { arity } from './arguments.js';
 import { dyn, element } from './dynamic-functions.js';
 import type { ScalarFn } from './scalar-impl.js';
-import type { NamingRule, ScalarFunctionEntry } from './types.js';
+import type { NamingRule, ScalarFunctionEntry, SeveralColumns } from './types.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
 
@@ -27,24 +27,56 @@ function longArg(b: Bound, call: CallExpr, what: string): Sql {
   return b.sql;
 }
 
+/** The arrays and the nulls_last flag (a bool last argument, true unless given) of array_sort_asc/desc. */
+function sortArguments(args: readonly Bound[]): { arrays: readonly Bound[]; nullsLast: Sql } {
+  const last = args[args.length - 1];
+  if (args.length > 1 && last?.type === 'bool') return { arrays: args.slice(0, -1), nullsLast: last.sql };
+  return { arrays: args, nullsLast: sql`true` };
+}
+
+/** array_sort_asc/desc with one array: one dynamic value. */
 function arraySort(descending: boolean): ScalarFn {
   return (args, call) => {
     arity(call, args.length, 1, 64);
-    let nullsLast: Sql = sql`true`;
-    let arrays = args;
-    const last = args[args.length - 1] as Bound;
-    if (args.length > 1 && last.type === 'bool') {
-      nullsLast = last.sql;
-      arrays = args.slice(0, -1);
-    }
-    // Several arrays give several result columns in Kusto (a tuple), which the engine does not model.
+    const { arrays, nullsLast } = sortArguments(args);
+    // Several arrays give one column per array: only a whole extend/project/print item spreads them.
     if (arrays.length > 1)
       throw queryError(
-        `'${call.name}' with several arrays (one result column per array) is not supported; sort one array.`,
+        `'${call.name}' with several arrays gives one column per array: use it as a whole item of extend, project or print (\`(a, b, …) = ${call.name}(…)\` names them, \`${call.name}(…)[k]\` picks one).`,
         call.span,
       );
     const a = text(arrays[0] as Bound, call);
     return result('dynamic', fromText(sql`kql_array_sort(${a}, ${descending ? sql`true` : sql`false`}, ${nullsLast})`), call);
+  };
+}
+
+/** array_sort_asc/desc with several arrays, as one dynamic array of the reordered arrays. */
+function arraySortMany(descending: boolean): ScalarFn {
+  return (args, call) => {
+    arity(call, args.length, 1, 64);
+    const { arrays, nullsLast } = sortArguments(args);
+    const all = sql`CAST(json_array(${join(
+      arrays.map((a) => dyn(a, call)),
+      ', ',
+    )}) AS VARCHAR)`;
+    return result(
+      'dynamic',
+      fromText(sql`kql_array_sort_many(${all}, ${descending ? sql`true` : sql`false`}, ${nullsLast})`),
+      call,
+    );
+  };
+}
+
+/** The columns of array_sort_asc/desc: one per array when there are several, else one ordinary column. */
+function sortColumns(descending: boolean): SeveralColumns {
+  return {
+    fields: (args) => {
+      const { arrays } = sortArguments(args);
+      if (arrays.length < 2) return undefined;
+      return arrays.map((_, i) => ({ name: `array${i + 1}`, type: 'dynamic', path: `$[${i}]` }));
+    },
+    bag: arraySortMany(descending),
+    perArgumentSuffix: 'sorted',
   };
 }
 
@@ -162,18 +194,30 @@ function fn(name: string, signatures: string[], returns: string, naming: NamingR
 const SORTED: NamingRule = { kind: 'suffix', suffix: 'sorted' };
 
 export const DYNAMIC_RESHAPE_FUNCTIONS: readonly ScalarFunctionEntry[] = [
-  fn(
-    'array_sort_asc',
-    ['array_sort_asc(array: dynamic[, nulls_last: bool]): dynamic'],
-    'dynamic array sorted: numbers, then strings (ordinal), then other values in their order; nulls last unless nulls_last is false; null for a non-array (one array only)',
-    SORTED,
-  ),
-  fn(
-    'array_sort_desc',
-    ['array_sort_desc(array: dynamic[, nulls_last: bool]): dynamic'],
-    'as array_sort_asc, numbers and strings descending',
-    SORTED,
-  ),
+  {
+    ...fn(
+      'array_sort_asc',
+      [
+        'array_sort_asc(array: dynamic[, nulls_last: bool]): dynamic',
+        'array_sort_asc(array1: dynamic, array2: dynamic, ...[, nulls_last: bool])',
+      ],
+      'dynamic array sorted: numbers, then strings (ordinal), then other values in their order; nulls last unless nulls_last is false; null for a non-array. With several arrays, one column per array (only as a whole extend/project/print item, or `[k]` for one): the first sorted, the others in its new order, null for an array of another length',
+      SORTED,
+    ),
+    columns: sortColumns(false),
+  },
+  {
+    ...fn(
+      'array_sort_desc',
+      [
+        'array_sort_desc(array: dynamic[, nulls_last: bool]): dynamic',
+        'array_sort_desc(array1: dynamic, array2: dynamic, ...[, nulls_last: bool])',
+      ],
+      'as array_sort_asc, numbers and strings descending',
+      SORTED,
+    ),
+    columns: sortColumns(true),
+  },
   fn(
     'array_split',
     ['array_split(array: dynamic, index: long|dynamic): dynamic'],

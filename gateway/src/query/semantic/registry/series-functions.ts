@@ -135,7 +135,7 @@ const wholeItemOnly =
   (name: string): ScalarFn =>
   (_args, call) => {
     throw queryError(
-      `'${name}' gives several columns: use it as a whole item of extend or project (\`(a, b, …) = ${name}(…)\` names them), or ${name}_dynamic for one dynamic value.`,
+      `'${name}' gives several columns: use it as a whole item of extend, project or print (\`(a, b, …) = ${name}(…)\` names them, \`${name}(…)[k]\` picks one), or ${name}_dynamic for one dynamic value.`,
       call.span,
     );
   };
@@ -275,7 +275,7 @@ export const SERIES_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     ...entry(
       'series_stats',
       'series_stats(series: dynamic[, ignore_nonfinite: bool])',
-      'seven columns: min (real), min_idx (long), max (real), max_idx (long), avg, stdev, variance (real); only as a whole extend/project item',
+      'seven columns: min (real), min_idx (long), max (real), max_idx (long), avg, stdev, variance (real); only as a whole extend/project/print item, or `[k]` for one',
       wholeItemOnly('series_stats'),
       { kind: 'own', describe: 'series_stats_<argument>_<field>; a name given names the first column' },
     ),
@@ -296,7 +296,7 @@ export const SERIES_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     ...entry(
       'series_fit_line',
       'series_fit_line(series: dynamic)',
-      'six columns: rsquare, slope, variance, rvariance, interception (real), line_fit (dynamic); only as a whole extend/project item',
+      'six columns: rsquare, slope, variance, rvariance, interception (real), line_fit (dynamic); only as a whole extend/project/print item, or `[k]` for one',
       wholeItemOnly('series_fit_line'),
       { kind: 'own', describe: 'series_fit_line_<argument>_<field>; a name given names the first column' },
     ),

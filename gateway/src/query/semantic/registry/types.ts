@@ -7,6 +7,7 @@
  */
 import type { KqlType } from '../../types.js';
 import type { AggregateDef } from '../aggregates.js';
+import type { Bound } from '../bound.js';
 import type { ScalarFn } from './scalar-impl.js';
 
 /**
@@ -48,7 +49,32 @@ export interface ScalarFunctionEntry extends EntryBase {
    * whole extend/project item, where `bag` binds the call to a property bag and each field
    * becomes a column (semantic/multi-column.ts); `bind` refuses it anywhere else.
    */
-  columns?: { fields: readonly { name: string; type: KqlType }[]; bag: ScalarFn };
+  columns?: SeveralColumns;
+}
+
+/** One result column of a several-column function: its field in the bag, and its type. */
+export interface ResultField {
+  name: string;
+  type: KqlType;
+  /** Where the value sits in the bag (a JSON path); `$.name` unless given. */
+  path?: string;
+}
+
+/** How a several-column function's call becomes columns (semantic/multi-column.ts). */
+export interface SeveralColumns {
+  /**
+   * The result columns: fixed, or from the call's bound arguments, where undefined means this
+   * call gives one column and binds as an ordinary scalar (`array_sort_asc(a)` against
+   * `array_sort_asc(a, b)`).
+   */
+  fields: readonly ResultField[] | ((args: readonly Bound[]) => readonly ResultField[] | undefined);
+  bag: ScalarFn;
+  /**
+   * Column i named after argument i and `_suffix` (`array_sort_asc(a, b)` → `a_sorted`,
+   * `b_sorted`; `array{i}_suffix` for an argument without a name), when the item does not name it;
+   * `fn_arg_field` (arg: the first argument) unless given.
+   */
+  perArgumentSuffix?: string;
 }
 
 export interface AggregateEntry extends EntryBase {
