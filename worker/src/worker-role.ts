@@ -13,6 +13,8 @@ import {
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { workerCores } from './cpu-budget.js';
+import { segmentTransferService } from './drain/segment-transfer-service.js';
+import { WorkerDrain } from './drain/worker-drain.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
 import { widenServerFlowControl } from './grpc-flow-control.js';
 import { ingestService } from './ingest/ingest-service.js';
@@ -43,6 +45,8 @@ export interface WorkerServiceDeps {
   executorSettings: ExecutorSettingsPoller;
   /** The storage policy from the master (retention, schema drops). */
   storagePolicy: StoragePolicyPoller;
+  /** This worker's identity (worker-identity.ts). */
+  workerId: string;
   log: Logger;
   ctx: RoleContext;
 }
@@ -54,8 +58,9 @@ export interface WorkerServiceDeps {
 export const WORKER_SERVICE_FACTORIES: ((deps: WorkerServiceDeps) => WorkerServiceEntry)[] = [
   ({ storage, placements, log }) => ingestService(storage, placements, log),
   ({ storage, log }) => segmentService(storage, log),
-  ({ storage, executorSettings, log, cores }) => queryService(storage, executorSettings, log, { cores }),
+  ({ storage, executorSettings, log, cores, workerId }) => queryService(storage, executorSettings, log, { cores, workerId }),
   ({ storage, storagePolicy, log }) => workerStorageService(storage, storagePolicy, log),
+  ({ storage, placements, ctx, log }) => segmentTransferService(storage, placements, ctx.channels, log),
 ];
 
 /** Test hooks: faster intervals and a simulated file system. Not part of the configuration. */
@@ -72,6 +77,10 @@ export interface WorkerHandle extends RoleHandle {
   readonly storagePolicy: StoragePolicyPoller;
   /** The endpoint registered with the coordinator (the bound port when the config said 0). */
   readonly endpoint: string;
+  /** This worker's identity (worker-identity.ts). */
+  readonly workerId: string;
+  /** Carries out a drain when one is asked for. */
+  readonly drain: WorkerDrain;
 }
 
 /** Replaces a :0 port with the bound one. */
@@ -138,7 +147,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
     const services = [
       health,
       ...WORKER_SERVICE_FACTORIES.map((f) =>
-        f({ storage: opened, placements, cores, executorSettings, storagePolicy: policy, log, ctx }),
+        f({ storage: opened, placements, cores, executorSettings, storagePolicy: policy, workerId, log, ctx }),
       ),
     ];
     const started = await startGrpcServer(ctx.config.backend.endpoint, services, ctx.identity, (refusal) =>
@@ -153,11 +162,25 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       metrics.writable.set(state.writable ? 1 : 0);
     };
     publish(guard.state);
-    // Every account already on disk is recorded before gateways can find this worker (data written
-    // before placements existed, or a record written off by mistake, is known again).
     placements.identify(workerId, endpoint);
-    for (const accountId of opened.listAccounts()) await placements.ensure(accountId);
-    lease = await ctx.coordinator.registerWorker({ endpoint, workerId, freeBytes: guard.freeBytes, writable: guard.writable });
+    // A drained worker stays out of the cluster: no placements, no registration (it holds nothing).
+    const drainRecord = await ctx.coordinator.getDrain(workerId);
+    const drained = drainRecord?.phase === 'done';
+    let draining = drainRecord !== undefined;
+    if (drained) {
+      await opened.stopWrites('This worker was drained and takes no writes.');
+    } else {
+      // Every account already on disk is recorded before gateways can find this worker (data written
+      // before placements existed, or a record written off by mistake, is known again).
+      for (const accountId of opened.listAccounts()) await placements.ensure(accountId);
+      lease = await ctx.coordinator.registerWorker({
+        endpoint,
+        workerId,
+        freeBytes: guard.freeBytes,
+        writable: guard.writable && !draining,
+        ...(draining ? { draining } : {}),
+      });
+    }
     const registered = lease;
     let last = guard.state;
     guard.onChange((state) => {
@@ -166,8 +189,27 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       const drift = Math.abs(state.freeBytes - last.freeBytes) > last.freeBytes * 0.01;
       if (state.writable === last.writable && !drift) return;
       last = state;
-      registered.update(state).catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
+      registered
+        ?.update({ freeBytes: state.freeBytes, writable: state.writable && !draining })
+        .catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
     });
+    const drain = new WorkerDrain({
+      coordinator: ctx.coordinator,
+      channels: ctx.channels,
+      storage: opened,
+      workerId,
+      endpoint,
+      graceMs: ctx.config.backend.drainGraceSeconds * 1000,
+      markDraining: async () => {
+        draining = true;
+        await registered?.update({ draining: true, writable: false });
+      },
+      deregister: async () => {
+        await registered?.revoke();
+      },
+      log: componentLogger(ctx.log, 'drain'),
+    });
+    if (!drained) drain.start();
     executorSettings.start();
     policy.start();
     log.info({ endpoint, workerId, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
@@ -179,19 +221,26 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       executorSettings,
       storagePolicy: policy,
       endpoint,
+      workerId,
+      drain,
       readiness: () =>
         stopping
           ? { ready: false, detail: 'stopping' }
-          : guard.writable
-            ? { ready: true, detail: 'writable' }
-            : { ready: true, detail: `not writable: free space under ${minimumFreeSpaceBytes} bytes` },
+          : drained || drain.state?.phase === 'done'
+            ? { ready: true, detail: 'drained: holds no data and is out of the cluster' }
+            : draining
+              ? { ready: true, detail: 'draining' }
+              : guard.writable
+                ? { ready: true, detail: 'writable' }
+                : { ready: true, detail: `not writable: free space under ${minimumFreeSpaceBytes} bytes` },
       stop: async () => {
         if (stopping) return;
         stopping = true;
         guard.stop();
+        await drain.stop();
         await executorSettings.stop();
         await policy.stop();
-        await registered.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
+        await registered?.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));
         if (server) await stopGrpcServer(server);
         await opened.close();
         log.info({ endpoint }, 'worker stopped');

@@ -75,6 +75,12 @@ export const configSchema = z
           .int()
           .min(0)
           .default(1024 * 1024 * 1024),
+        /**
+         * How long a draining worker keeps segments it has handed off before unlisting them: a
+         * query that started before a handoff may still read them here. At least the longest a
+         * query runs (MAX_QUERY_SECONDS); lower only in tests.
+         */
+        drainGraceSeconds: z.number().min(0).default(310),
       })
       .prefault({}),
 

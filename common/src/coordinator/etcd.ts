@@ -1,15 +1,19 @@
 import { Etcd3, type IKeyValue, type Namespace } from 'etcd3';
 import type { Logger } from '../logging.js';
 import type {
+  AccountView,
   Candidacy,
   Coordinator,
+  DrainRecord,
   LeaderInfo,
   LeadershipHandlers,
   Placement,
+  SegmentHandoff,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
 } from './coordinator.js';
+import { newDrainRecord } from './drains.js';
 import { EtcdCandidacy } from './etcd-candidacy.js';
 import { PrefixWatch } from './etcd-prefix-watch.js';
 import { EtcdWorkerLease } from './etcd-worker-lease.js';
@@ -36,7 +40,10 @@ export interface EtcdCoordinatorOptions {
  *    lowest create revision leads and that revision is the fencing term;
  *  - `workers/<endpoint>`: a worker's registration (JSON), attached to the worker's lease;
  *  - `placement/<accountId>/<workerId>`: a Placement (JSON), under no lease: it must outlive the
- *    worker's process and registration.
+ *    worker's process and registration;
+ *  - `handoff/<accountId>/<segmentId>`: a SegmentHandoff (JSON) while a moved segment may still
+ *    be listed by the worker that gave it away;
+ *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it.
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -159,6 +166,87 @@ export class EtcdCoordinator implements Coordinator {
       removed++;
     }
     return removed;
+  }
+
+  async readAccountView(accountId: string): Promise<AccountView> {
+    // The handoff read fixes the revision; the others read at exactly that revision, so the view
+    // is one instant of the store (a handoff seen implies its target's placement is seen too).
+    const first = await this.root.getAll().prefix(`handoff/${accountId}/`).exec();
+    const revision = Number(first.header.revision);
+    const [placements, workers] = await Promise.all([
+      this.root.getAll().prefix(`placement/${accountId}/`).revision(revision).exec(),
+      this.root.getAll().prefix('workers/').revision(revision).exec(),
+    ]);
+    return {
+      handoffs: this.parseAll<SegmentHandoff>(first.kvs, 'handoff'),
+      placements: sortPlacements(this.parseAll<Placement>(placements.kvs, 'placement')),
+      workers: this.parseAll<WorkerRegistration>(workers.kvs, 'worker registration').sort((a, b) =>
+        a.endpoint.localeCompare(b.endpoint),
+      ),
+      revision,
+    };
+  }
+
+  async recordHandoff(handoff: SegmentHandoff): Promise<number> {
+    const { accountId, segmentId, fromWorkerId, toWorkerId } = handoff;
+    const res = await this.root
+      .put(`handoff/${accountId}/${segmentId}`)
+      .value(JSON.stringify({ accountId, segmentId, fromWorkerId, toWorkerId }))
+      .exec();
+    return Number(res.header.revision);
+  }
+
+  async listHandoffs(accountId?: string): Promise<SegmentHandoff[]> {
+    const res = await this.root
+      .getAll()
+      .prefix(accountId === undefined ? 'handoff/' : `handoff/${accountId}/`)
+      .exec();
+    return this.parseAll<SegmentHandoff>(res.kvs, 'handoff');
+  }
+
+  async removeHandoff(accountId: string, segmentId: string): Promise<void> {
+    await this.root.delete().key(`handoff/${accountId}/${segmentId}`).exec();
+  }
+
+  async requestDrain(workerId: string): Promise<DrainRecord> {
+    const key = `drain/${workerId}`;
+    const fresh = newDrainRecord(workerId, new Date().toISOString());
+    // Create only: a second request must not reset the progress of a running drain.
+    await this.root
+      .if(key, 'Create', '==', 0)
+      .then(this.root.put(key).value(JSON.stringify(fresh)))
+      .commit();
+    return (await this.getDrain(workerId)) ?? fresh;
+  }
+
+  async getDrain(workerId: string): Promise<DrainRecord | undefined> {
+    const value = await this.root.get(`drain/${workerId}`).string();
+    return value === null ? undefined : (JSON.parse(value) as DrainRecord);
+  }
+
+  async listDrains(): Promise<DrainRecord[]> {
+    const res = await this.root.getAll().prefix('drain/').exec();
+    return this.parseAll<DrainRecord>(res.kvs, 'drain record').sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
+  async putDrain(record: DrainRecord): Promise<void> {
+    await this.root.put(`drain/${record.workerId}`).value(JSON.stringify(record)).exec();
+  }
+
+  async removeDrain(workerId: string): Promise<void> {
+    await this.root.delete().key(`drain/${workerId}`).exec();
+  }
+
+  private parseAll<T>(kvs: IKeyValue[], what: string): T[] {
+    const out: T[] = [];
+    for (const kv of kvs) {
+      try {
+        out.push(JSON.parse(kv.value.toString()) as T);
+      } catch {
+        this.log.warn({ key: kv.key.toString() }, `ignoring a ${what} that is not JSON`);
+      }
+    }
+    return out;
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,10 @@ import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
  *   the columns (names and types) the file was written with.
  * - strata_idempotency: idempotency keys of stored requests, written in the request's own
  *   transaction, pruned by age and count (idempotency-keys.ts).
+ * - strata_handoffs: segments in the middle of a handoff between workers (a drain): 'incoming'
+ *   ones were copied here and are read only by queries that name this worker as their owner;
+ *   'outgoing' ones were handed away and are not read by queries that name another owner
+ *   (scan.ts, docs/decisions/0016-drain-and-replication.md).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -37,7 +41,14 @@ export const CATALOG_DDL = [
      columns VARCHAR NOT NULL,
      created_at TIMESTAMP NOT NULL)`,
   IDEMPOTENCY_DDL,
+  `CREATE TABLE IF NOT EXISTS strata_handoffs (
+     segment_id VARCHAR PRIMARY KEY,
+     direction VARCHAR NOT NULL,
+     peer_worker_id VARCHAR NOT NULL)`,
 ];
+
+/** Which side of a handoff a segment is on here. */
+export type HandoffDirection = 'incoming' | 'outgoing';
 
 export interface TableInfo {
   tableId: number;
@@ -64,6 +75,8 @@ export interface SegmentInfo {
   /** Columns the file was written with; scans convert them to the table's current types. */
   columns: ColumnSchema[];
   createdAtMs: number;
+  /** Set while the segment is being handed to or from another worker (strata_handoffs). */
+  handoff?: HandoffDirection;
 }
 
 export function hotTableName(tableId: number): string {
@@ -154,13 +167,14 @@ interface SegmentRow {
   byte_size: bigint;
   columns: string;
   created_ms: bigint;
+  handoff: string | null;
 }
 
 const SEGMENT_SELECT = `
   SELECT s.segment_id, s.table_id, t.account_id, t.schema_name, s.file_name,
          epoch_us(s.min_ts) AS min_us, epoch_us(s.max_ts) AS max_us, s.row_count, s.byte_size,
-         s.columns, epoch_ms(s.created_at) AS created_ms
-  FROM strata_segments s JOIN strata_tables t USING (table_id)`;
+         s.columns, epoch_ms(s.created_at) AS created_ms, h.direction AS handoff
+  FROM strata_segments s JOIN strata_tables t USING (table_id) LEFT JOIN strata_handoffs h USING (segment_id)`;
 
 function segmentOf(r: SegmentRow): SegmentInfo {
   return {
@@ -175,6 +189,7 @@ function segmentOf(r: SegmentRow): SegmentInfo {
     byteSize: Number(r.byte_size),
     columns: JSON.parse(r.columns) as ColumnSchema[],
     createdAtMs: Number(r.created_ms),
+    ...(r.handoff === null ? {} : { handoff: r.handoff as HandoffDirection }),
   };
 }
 
@@ -289,11 +304,41 @@ export async function countListedSegments(conn: DuckDBConnection, segmentIds: re
 
 /** Unlists a table: its segments, columns and the table row (the caller drops its hot table in the same transaction). */
 export async function deleteTable(conn: DuckDBConnection, tableId: number): Promise<void> {
+  await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
+    tableId,
+  ]);
   await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);
 }
 
 export async function deleteSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
+  await deleteHandoffs(conn, segmentIds);
   await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
+}
+
+/** Marks a listed segment as being handed in or out (see strata_handoffs). */
+export async function insertHandoff(
+  conn: DuckDBConnection,
+  segmentId: string,
+  direction: HandoffDirection,
+  peerWorkerId: string,
+): Promise<void> {
+  await conn.run('INSERT OR REPLACE INTO strata_handoffs VALUES ($1, $2, $3)', [segmentId, direction, peerWorkerId]);
+}
+
+/** Ends the handoff marks of segments (they are ordinary segments again, or unlisted). */
+export async function deleteHandoffs(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
+  if (segmentIds.length === 0) return;
+  await conn.run(`DELETE FROM strata_handoffs WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
+}
+
+/** How many of the segment ids are in a handoff (ids are UUIDs, checked by the caller). */
+export async function countHandoffs(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<number> {
+  const row = (
+    await conn.runAndReadAll(
+      `SELECT count(*) AS n FROM strata_handoffs WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`,
+    )
+  ).getRowObjectsJS()[0] as { n: bigint };
+  return Number(row.n);
 }

@@ -18,13 +18,22 @@ import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type Tab
 import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
+import {
+  adoptSegment,
+  findSegment,
+  markOutgoing,
+  releaseOutgoing,
+  type SegmentDescriptor,
+  settleIncoming,
+  sha256OfFile,
+} from './handoff.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
 import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { type Deleted, dropTable, expireTable } from './lifecycle.js';
 import { type PurgeProgress, purgeStep } from './purge.js';
 import { RetentionRules } from './retention-rules.js';
-import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
+import { openSnapshot, type ScanRange, type ScanSnapshot, type SegmentView } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
 import type { StorageContext, StoragePaths } from './storage-context.js';
@@ -158,6 +167,13 @@ export class StorageEngine {
   private readonly checker = new FragmentChecker();
   private maxTermSeen = 0;
   private closed = false;
+  /** Why appends are refused (a drain), or undefined. */
+  private writesStopped: string | undefined;
+  /**
+   * The highest coordinator revision at which a segment released here had been handed off: a
+   * query whose view is older would expect it here (handoff.ts), so its fragments are refused.
+   */
+  private handoffFloor = 0;
 
   private constructor(
     private readonly ctx: StorageContext,
@@ -305,6 +321,10 @@ export class StorageEngine {
   /** Stores an append durably; resolves once committed (see HotWriter). */
   async append(input: AppendInput): Promise<AppendResult> {
     const m = workerMetrics();
+    if (this.writesStopped !== undefined) {
+      m.refusedAppends.inc({ reason: 'draining' });
+      throw new StrataError('unavailable', this.writesStopped, { retryAfterSeconds: 1 });
+    }
     try {
       this.ctx.guard.assertWritable();
     } catch (err) {
@@ -321,8 +341,13 @@ export class StorageEngine {
   }
 
   /** See the class comment. */
-  async openScan(accountId: string, schema: string, range: ScanRange = {}): Promise<ScanHandle | undefined> {
-    const snapshot = await this.openSnapshot(accountId, [{ schema, ...range }]);
+  async openScan(
+    accountId: string,
+    schema: string,
+    range: ScanRange = {},
+    view?: SegmentView & { revision: number },
+  ): Promise<ScanHandle | undefined> {
+    const snapshot = await this.openSnapshot(accountId, [{ schema, ...range }], view);
     const relation = snapshot.relations[0];
     if (!relation) {
       await snapshot.release();
@@ -331,10 +356,23 @@ export class StorageEngine {
     return { connection: snapshot.connection, relation: relation.relation, columns: relation.columns, release: snapshot.release };
   }
 
-  /** See the class comment. */
-  async openSnapshot(accountId: string, requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
+  /**
+   * See the class comment. `view` and `viewRevision` come from the query's account view: which
+   * handed-off segments to read here (scan.ts, `readsSegment`), and the coordinator revision it
+   * was read at (a view older than a handoff whose segment this worker already released is
+   * refused: answering would leave the segment out).
+   */
+  async openSnapshot(
+    accountId: string,
+    requests: readonly ({ schema: string } & ScanRange)[],
+    view?: SegmentView & { revision: number },
+  ): Promise<ScanSnapshot> {
     if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
-    const snapshot = await openSnapshot(this.ctx, accountId, requests);
+    if (view && view.revision > 0 && view.revision < this.handoffFloor)
+      throw new StrataError('unavailable', 'Data moved between workers while the query ran; retry the query.', {
+        retryAfterSeconds: 1,
+      });
+    const snapshot = await openSnapshot(this.ctx, accountId, requests, view);
     const release = snapshot.release;
     // One release however often it is called: a caller may let it finish in the background (the
     // query service answers before its snapshot is closed), and close() then waits for it here.
@@ -385,6 +423,81 @@ export class StorageEngine {
     workerMetrics().compactions.inc();
     this.dirtySinceCheckpoint = true;
     return merged;
+  }
+
+  /**
+   * Refuses every append from now on with `reason` (503: a drain) and resolves once the appends
+   * already accepted have committed or failed, so a seal after this leaves no hot row behind.
+   */
+  async stopWrites(reason: string): Promise<void> {
+    this.writesStopped = reason;
+    await this.writer.whenIdle();
+  }
+
+  /** Whether appends are refused by stopWrites. */
+  get writesStoppedReason(): string | undefined {
+    return this.writesStopped;
+  }
+
+  /** A listed segment's file and SHA-256, for a copy to another worker. */
+  async segmentForCopy(accountId: string, segmentId: string): Promise<{ segment: SegmentInfo; file: string; sha256: string }> {
+    const segment = await this.withConnection((conn) => findSegment(conn, accountId, segmentId));
+    if (!segment) throw new StrataError('not_found', `Segment ${segmentId} is not listed on this worker.`);
+    const file = path.join(this.ctx.paths.segments, segment.fileName);
+    return { segment, file, sha256: await sha256OfFile(file) };
+  }
+
+  /** The file of a listed segment (to stream it to another worker). */
+  async segmentFile(accountId: string, segmentId: string): Promise<string> {
+    const segment = await this.withConnection((conn) => findSegment(conn, accountId, segmentId));
+    if (!segment) throw new StrataError('not_found', `Segment ${segmentId} is not listed on this worker.`);
+    return path.join(this.ctx.paths.segments, segment.fileName);
+  }
+
+  /** Marks segments as being handed to `toWorkerId` (handoff.ts): no rewrite touches them now. */
+  async markOutgoing(segmentIds: readonly string[], toWorkerId: string): Promise<void> {
+    await this.withConnection((conn) => markOutgoing(this.ctx, conn, segmentIds, toWorkerId));
+  }
+
+  /** Lists a segment copied from another worker as incoming (handoff.ts). False: it was here already. */
+  async adoptSegment(desc: SegmentDescriptor, sourceWorkerId: string, chunks: AsyncIterable<Uint8Array>): Promise<boolean> {
+    const adopted = await this.withConnection((conn) =>
+      adoptSegment(this.ctx, conn, this.writeGate, desc, sourceWorkerId, chunks),
+    );
+    if (adopted) this.dirtySinceCheckpoint = true;
+    return adopted;
+  }
+
+  /**
+   * Ends an incoming handoff made at coordinator revision `revision` (handoff.ts) and refuses,
+   * from now on, fragments of queries whose view is older: such a query may have read the
+   * segment from the giving worker already.
+   */
+  async settleIncoming(segmentId: string, revision: number): Promise<void> {
+    this.handoffFloor = Math.max(this.handoffFloor, revision);
+    await this.withConnection((conn) => settleIncoming(this.ctx, conn, segmentId));
+    this.dirtySinceCheckpoint = true;
+  }
+
+  /**
+   * Unlists segments handed off at coordinator revision `revision` or earlier (handoff.ts) and
+   * refuses, from now on, fragments of queries whose view is older than that.
+   */
+  async releaseOutgoing(segmentIds: readonly string[], revision: number): Promise<SegmentInfo[]> {
+    this.handoffFloor = Math.max(this.handoffFloor, revision);
+    const gone = await this.withConnection((conn) => releaseOutgoing(this.ctx, conn, segmentIds));
+    this.dirtySinceCheckpoint = true;
+    return gone;
+  }
+
+  private async withConnection<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    const conn = await this.ctx.instance.connect();
+    try {
+      return await work(conn);
+    } finally {
+      conn.closeSync();
+    }
   }
 
   /** Seals every table with hot rows now (tests, and before a planned shutdown if wanted). */

@@ -89,7 +89,7 @@ async function* run(
   coverage: QueryCoverage,
 ): AsyncGenerator<ColumnBatch> {
   if (workers.length === 0) return;
-  const request = fragmentRequest(options.accountId, fragment);
+  const request = fragmentRequest(options.accountId, fragment, coverage.view);
   const calls = new AbortController();
   const onAbort = () => calls.abort(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });

@@ -1,0 +1,279 @@
+import { createHash } from 'node:crypto';
+import {
+  type ChannelPool,
+  type Coordinator,
+  type DrainRecord,
+  errorFields,
+  type Logger,
+  type SegmentHandoff,
+  StrataError,
+  type WorkerRegistration,
+} from '@strata/common';
+import { SegmentTransferServiceService } from '@strata/proto/worker/v1/transfer';
+import type { SegmentInfo } from '../storage/catalog.js';
+import type { StorageEngine } from '../storage/storage-engine.js';
+import { descriptorToProto } from './segment-transfer-service.js';
+
+export interface WorkerDrainOptions {
+  coordinator: Coordinator;
+  channels: ChannelPool;
+  storage: StorageEngine;
+  workerId: string;
+  /** This worker's registered endpoint (the receivers fetch from it). */
+  endpoint: string;
+  /** How long handed-off segments stay listed here (backend.drainGraceSeconds). */
+  graceMs: number;
+  /** Publishes `draining` (and not writable) in the registration. */
+  markDraining(): Promise<void>;
+  /** Removes the registration for good (the drain is done). */
+  deregister(): Promise<void>;
+  log: Logger;
+  /** How often the drain record is looked for (default 1 s). */
+  pollMs?: number;
+}
+
+/** A handoff recorded by this drain, waiting for the grace period before it is released. */
+interface Handed {
+  segment: SegmentInfo;
+  to: WorkerRegistration;
+  revision: number;
+}
+
+/** Rendezvous choice of a receiving worker: the same segment goes to the same worker on a retry. */
+function receiverFor(segmentId: string, workers: WorkerRegistration[]): WorkerRegistration {
+  let best: WorkerRegistration | undefined;
+  let bestScore = '';
+  for (const w of workers) {
+    const score = createHash('sha256').update(`${segmentId}/${w.workerId}`).digest('hex');
+    if (best === undefined || score > bestScore) {
+      best = w;
+      bestScore = score;
+    }
+  }
+  return best!;
+}
+
+/**
+ * Drains this worker when an operator asks for it (a `drain/<workerId>` record in the
+ * coordinator, written by the gateway's admin route or `strata workers drain`): stops taking
+ * writes, seals its hot rows, hands every segment to another worker (copy, verify, list hidden
+ * there, one coordinator record per segment moves ownership), waits until no query that started
+ * before a handoff can still be running, unlists the handed-off segments, removes its placements
+ * and deregisters. Progress goes to the drain record. A restart resumes from the record; a
+ * finished drain keeps the worker out of the cluster. See
+ * docs/decisions/0016-drain-and-replication.md.
+ *
+ * The worker carries out its own drain (rather than the master leader): it is the one that can
+ * stop its writes and seal, it holds the files, and no fencing is needed since no one else moves
+ * its segments.
+ */
+export class WorkerDrain {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private record: DrainRecord | undefined;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly o: WorkerDrainOptions) {}
+
+  /** The drain record as last seen (undefined: no drain asked for). */
+  get state(): DrainRecord | undefined {
+    return this.record;
+  }
+
+  /** Starts looking for a drain request. */
+  start(): void {
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.abort.abort(new StrataError('cancelled', 'The worker is stopping.'));
+    await this.running?.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.poll()
+        .catch((err) => this.o.log.warn(errorFields(err), 'drain step failed; retrying'))
+        .finally(() => this.schedule(this.o.pollMs ?? 1_000));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    const record = await this.o.coordinator.getDrain(this.o.workerId);
+    this.record = record;
+    if (!record || record.phase === 'done') return;
+    try {
+      await this.run(record);
+    } catch (err) {
+      if (this.stopped) return;
+      const message = err instanceof Error ? err.message : String(err);
+      await this.report({ lastError: message }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async report(change: Partial<DrainRecord>): Promise<void> {
+    const base = this.record ?? (await this.o.coordinator.getDrain(this.o.workerId));
+    if (!base) throw new StrataError('cancelled', 'The drain record was removed.');
+    const next: DrainRecord = { ...base, ...change, updatedAt: new Date().toISOString() };
+    if (change.lastError === undefined) delete next.lastError;
+    this.record = next;
+    await this.o.coordinator.putDrain(next);
+  }
+
+  private async run(record: DrainRecord): Promise<void> {
+    const { storage, log } = this.o;
+    if (record.phase === 'requested' || record.phase === 'sealing') {
+      await this.report({ phase: 'sealing' });
+      await this.o.markDraining();
+      await storage.stopWrites('This worker is being drained and takes no writes; send them to another worker.');
+      const sealed = await storage.sealAll();
+      log.info({ sealed: sealed.length }, 'drain: writes stopped, hot rows sealed');
+    } else {
+      // Resumed after a restart: the registration and the refusal are not persistent.
+      await this.o.markDraining();
+      await storage.stopWrites('This worker is being drained and takes no writes; send them to another worker.');
+      await storage.sealAll();
+    }
+    const handed = await this.moveSegments();
+    await this.report({ phase: 'settling' });
+    await this.settle(handed);
+    await this.settleLeftovers();
+    const left = (await storage.listSegments()).filter((s) => s.handoff !== 'incoming');
+    if (left.length > 0) throw new StrataError('internal', `${left.length} segments are still listed here.`);
+    await this.o.coordinator.removePlacements(this.o.workerId);
+    await this.report({ phase: 'done' });
+    await this.o.deregister();
+    log.info({ workerId: this.o.workerId }, 'drain finished: every segment moved, placements removed, deregistered');
+  }
+
+  /** Hands every segment of this worker to another worker; answers the handoffs. */
+  private async moveSegments(): Promise<Handed[]> {
+    const { storage, coordinator, workerId } = this.o;
+    const segments = (await storage.listSegments()).filter((s) => s.handoff !== 'incoming');
+    const recorded = new Map(
+      (await coordinator.listHandoffs()).filter((h) => h.fromWorkerId === workerId).map((h) => [h.segmentId, h]),
+    );
+    await this.report({
+      phase: 'moving',
+      segmentsTotal: segments.length,
+      bytesTotal: segments.reduce((n, s) => n + s.byteSize, 0),
+      segmentsMoved: 0,
+      bytesMoved: 0,
+    });
+    const handed: Handed[] = [];
+    let moved = 0;
+    let bytes = 0;
+    for (const segment of segments) {
+      if (this.stopped) throw new StrataError('cancelled', 'The worker is stopping.');
+      const workers = await this.receivers();
+      const existing = recorded.get(segment.segmentId);
+      const to = existing ? workers.find((w) => w.workerId === existing.toWorkerId) : receiverFor(segment.segmentId, workers);
+      if (!to)
+        throw new StrataError(
+          'unavailable',
+          `Worker ${existing?.toWorkerId} that took segment ${segment.segmentId} is not registered.`,
+        );
+      const revision = existing ? await this.rerecord(existing) : await this.handOff(segment, to);
+      handed.push({ segment, to, revision });
+      moved++;
+      bytes += segment.byteSize;
+      await this.report({ segmentsMoved: moved, bytesMoved: bytes });
+    }
+    return handed;
+  }
+
+  /** A handoff recorded before a restart: the same record, a fresh revision (at least as new). */
+  private async rerecord(h: SegmentHandoff): Promise<number> {
+    return this.o.coordinator.recordHandoff(h);
+  }
+
+  /** Workers that can take segments: registered, with an id, writable, not draining, not this one. */
+  private async receivers(): Promise<WorkerRegistration[]> {
+    const workers = (await this.o.coordinator.listWorkers()).filter(
+      (w) => w.workerId !== undefined && w.workerId !== this.o.workerId && w.writable && !w.draining,
+    );
+    if (workers.length === 0)
+      throw new StrataError('unavailable', 'No other writable worker is registered to take this worker’s segments.');
+    return workers;
+  }
+
+  /** Copies one segment to `to` (verified there, listed hidden), then moves ownership in one record. */
+  private async handOff(segment: SegmentInfo, to: WorkerRegistration): Promise<number> {
+    const { storage, channels, coordinator, workerId, endpoint } = this.o;
+    await storage.markOutgoing([segment.segmentId], to.workerId!);
+    const copy = await storage.segmentForCopy(segment.accountId, segment.segmentId);
+    const client = channels.client(SegmentTransferServiceService, to.endpoint);
+    await client.adoptSegment(
+      {
+        sourceEndpoint: endpoint,
+        sourceWorkerId: workerId,
+        segment: descriptorToProto({ ...copy.segment, sha256: copy.sha256 }),
+      },
+      { timeoutMs: 600_000, signal: this.abort.signal },
+    );
+    return coordinator.recordHandoff({
+      accountId: segment.accountId,
+      segmentId: segment.segmentId,
+      fromWorkerId: workerId,
+      toWorkerId: to.workerId!,
+    });
+  }
+
+  /**
+   * Handoffs of this worker whose segment it no longer lists (released before a restart): their
+   * receivers settle them and the records go.
+   */
+  private async settleLeftovers(): Promise<void> {
+    const { coordinator, channels, storage, workerId } = this.o;
+    const listed = new Set((await storage.listSegments()).map((s) => s.segmentId));
+    const workers = await coordinator.listWorkers();
+    for (const h of (await coordinator.listHandoffs()).filter((x) => x.fromWorkerId === workerId)) {
+      if (listed.has(h.segmentId)) continue;
+      const to = workers.find((w) => w.workerId === h.toWorkerId);
+      if (!to) throw new StrataError('unavailable', `Worker ${h.toWorkerId} that took segment ${h.segmentId} is not registered.`);
+      const revision = await coordinator.recordHandoff(h);
+      await channels
+        .client(SegmentTransferServiceService, to.endpoint)
+        .settleSegment(
+          { accountId: h.accountId, segmentId: h.segmentId, handoffRevision: revision },
+          { signal: this.abort.signal },
+        );
+      await coordinator.removeHandoff(h.accountId, h.segmentId);
+    }
+  }
+
+  /**
+   * After the grace period (no query from before the handoffs is still running), unlists the
+   * handed-off segments here, makes them ordinary on their receivers, and removes the records.
+   */
+  private async settle(handed: Handed[]): Promise<void> {
+    const { storage, coordinator, channels, graceMs } = this.o;
+    if (handed.length === 0) return;
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(resolve, graceMs);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(this.abort.signal.reason);
+      });
+    });
+    const newest = Math.max(...handed.map((h) => h.revision));
+    await storage.releaseOutgoing(
+      handed.map((h) => h.segment.segmentId),
+      newest,
+    );
+    for (const h of handed) {
+      const client = channels.client(SegmentTransferServiceService, h.to.endpoint);
+      await client.settleSegment(
+        { accountId: h.segment.accountId, segmentId: h.segment.segmentId, handoffRevision: h.revision },
+        { signal: this.abort.signal },
+      );
+      await coordinator.removeHandoff(h.segment.accountId, h.segment.segmentId);
+    }
+  }
+}
