@@ -16,7 +16,10 @@ export const WORKERS_USAGE = `  strata workers list --config FILE
                                  Drain a worker: it stops taking writes, hands its segments to
                                  the other workers and deregisters (docs/operations.md).
   strata workers status WORKER_ID --config FILE
-                                 A drain's phase and progress (segments and bytes moved).`;
+                                 A drain's phase and progress (segments and bytes moved).
+  strata workers forget WORKER_ID --config FILE
+                                 Forget a finished drain, so that worker may rejoin (empty) when
+                                 started again on its old volume.`;
 
 export interface WorkersArgs {
   action: string | undefined;
@@ -71,6 +74,20 @@ export async function workersCommand(config: ResolvedConfig, args: WorkersArgs, 
         return 1;
       }
       out(progress(record));
+      return 0;
+    }
+    if (args.action === 'forget') {
+      const record = await coordinator.getDrain(args.workerId!);
+      if (!record) {
+        out(`worker ${args.workerId} has no drain`);
+        return 1;
+      }
+      if (record.phase !== 'done') {
+        out(`the drain of worker ${args.workerId} is not finished (${record.phase}); wait for it to finish`);
+        return 1;
+      }
+      await coordinator.removeDrain(args.workerId!);
+      out(`forgot the drain of worker ${args.workerId}`);
       return 0;
     }
     out(`unknown workers action: ${args.action ?? '(none)'}\n${WORKERS_USAGE}`);

@@ -91,20 +91,18 @@ describe('segment handoff between two workers (storage)', function () {
     await assert.rejects(count(taker, 'H', viewOf(TAKER, undefined, id, before)), /moved between workers/);
     // Record removed: later views name nothing, and the taker's copy is an ordinary segment.
     assert.equal(await total(after + 1, undefined), 301);
-    const [stats] = (
-      await (async () => {
-        const scan = (await taker!.openScan(ACCOUNT, 'H'))!;
-        try {
-          return (
-            await scan.connection.runAndReadAll(
-              `SELECT count(DISTINCT __INFLOW_ID)::INTEGER AS ids, count(other)::INTEGER AS others FROM ${scan.relation}`,
-            )
-          ).getRowObjectsJS();
-        } finally {
-          await scan.release();
-        }
-      })()
-    ) as { ids: number; others: number }[];
+    const [stats] = (await (async () => {
+      const scan = (await taker!.openScan(ACCOUNT, 'H'))!;
+      try {
+        return (
+          await scan.connection.runAndReadAll(
+            `SELECT count(DISTINCT __INFLOW_ID)::INTEGER AS ids, count(other)::INTEGER AS others FROM ${scan.relation}`,
+          )
+        ).getRowObjectsJS();
+      } finally {
+        await scan.release();
+      }
+    })()) as { ids: number; others: number }[];
     assert.deepEqual(stats, { ids: 301, others: 1 });
   });
 

@@ -76,10 +76,7 @@ describe('cluster: draining a worker', function () {
     assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
     const listed = await call(gateway.baseUrl, token, 'GET', '/cluster/workers');
     assert.equal(listed.status, 200);
-    assert.deepEqual(
-      listed.body.map((w: { workerId: string }) => w.workerId).sort(),
-      workers.map(idOf).sort(),
-    );
+    assert.deepEqual(listed.body.map((w: { workerId: string }) => w.workerId).sort(), workers.map(idOf).sort());
   });
 
   it('queries during the drain always count every row; afterwards the worker is gone and counts stay complete', async () => {
