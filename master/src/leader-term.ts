@@ -37,6 +37,7 @@ export class LeaderTerm {
       channels: ctx.channels,
       log,
       clock: ctx.clock ?? (() => new Date()),
+      assertLeadership: () => candidacy.assertLeadership(),
     });
     try {
       for (const duty of leaderDuties()) {

@@ -21,6 +21,7 @@ import { ingestService } from './ingest/ingest-service.js';
 import { PlacementRecorder } from './ingest/placement-recorder.js';
 import { segmentService } from './ingest/segment-service.js';
 import { queryService } from './query/query-service.js';
+import { Replicator } from './replication/replicator.js';
 import { FreeSpaceGuard, type StatFreeBytes } from './storage/free-space-guard.js';
 import { StorageEngine, type StorageTuning } from './storage/storage-engine.js';
 import { workerIdentity } from './storage/worker-identity.js';
@@ -122,7 +123,13 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
   let server: Awaited<ReturnType<typeof startGrpcServer>>['server'] | undefined;
   let lease: WorkerLease | undefined;
   try {
-    storage = await StorageEngine.open({ dataPath, log: componentLogger(ctx.log, 'storage'), guard, tuning: test.tuning, cores });
+    storage = await StorageEngine.open({
+      dataPath,
+      log: componentLogger(ctx.log, 'storage'),
+      guard,
+      tuning: { sealAgeMs: ctx.config.backend.sealAgeSeconds * 1000, ...test.tuning },
+      cores,
+    });
     const opened = storage;
     let endpoint = '';
     const health = {
@@ -141,6 +148,12 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       ),
     };
     const workerId = await workerIdentity(dataPath);
+    // A worker written off as lost must not come back: its segments were restored elsewhere from
+    // replicas, so its own copies would be read twice.
+    if ((await ctx.coordinator.listLost()).includes(workerId))
+      throw new Error(
+        `worker ${workerId} was written off as lost (strata placements write-off); empty ${dataPath} to start a new worker there`,
+      );
     const placements = new PlacementRecorder(ctx.coordinator, componentLogger(ctx.log, 'placement'));
     storagePolicy = new StoragePolicyPoller(ctx.coordinator, ctx.channels, opened, componentLogger(ctx.log, 'storage-policy'));
     const policy = storagePolicy;
@@ -210,6 +223,17 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       log: componentLogger(ctx.log, 'drain'),
     });
     if (!drained) drain.start();
+    const replicator = new Replicator({
+      coordinator: ctx.coordinator,
+      channels: ctx.channels,
+      storage: opened,
+      workerId,
+      endpoint,
+      factor: ctx.config.backend.replicationFactor,
+      draining: () => draining,
+      log: componentLogger(ctx.log, 'replication'),
+    });
+    if (!drained) replicator.start();
     executorSettings.start();
     policy.start();
     log.info({ endpoint, workerId, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
@@ -238,6 +262,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         stopping = true;
         guard.stop();
         await drain.stop();
+        await replicator.stop();
         await executorSettings.stop();
         await policy.stop();
         await registered?.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));

@@ -188,6 +188,15 @@ export interface Coordinator {
   /** Removes a drain record (cancelled before it moved anything, or a finished drain forgotten). */
   removeDrain(workerId: string): Promise<void>;
 
+  /**
+   * Records that a worker's data directory is lost for good (`strata placements write-off`).
+   * Durable and never removed: the master leader restores the worker's replicated segments from
+   * the survivors and then removes its placements; the worker id never rejoins.
+   */
+  markLost(workerId: string): Promise<void>;
+  /** Worker ids marked lost. */
+  listLost(): Promise<string[]>;
+
   /** Releases leases and connections. */
   close(): Promise<void>;
 }

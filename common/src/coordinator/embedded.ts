@@ -55,6 +55,7 @@ export class EmbeddedCoordinator implements Coordinator {
   /** Handoffs by `<accountId>/<segmentId>`. */
   private readonly handoffs = new Map<string, SegmentHandoff>();
   private readonly drains = new Map<string, DrainRecord>();
+  private readonly lost = new Set<string>();
   /** Counts changes of placements and handoffs: the revision of an account view. */
   private revision = 0;
   private lastTerm = 0;
@@ -217,6 +218,15 @@ export class EmbeddedCoordinator implements Coordinator {
 
   async removeHandoff(accountId: string, segmentId: string): Promise<void> {
     if (this.handoffs.delete(`${accountId}/${segmentId}`)) this.revision++;
+  }
+
+  async markLost(workerId: string): Promise<void> {
+    this.assertOpen();
+    this.lost.add(workerId);
+  }
+
+  async listLost(): Promise<string[]> {
+    return [...this.lost].sort();
   }
 
   async requestDrain(workerId: string): Promise<DrainRecord> {

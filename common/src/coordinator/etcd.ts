@@ -43,7 +43,8 @@ export interface EtcdCoordinatorOptions {
  *    worker's process and registration;
  *  - `handoff/<accountId>/<segmentId>`: a SegmentHandoff (JSON) while a moved segment may still
  *    be listed by the worker that gave it away;
- *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it.
+ *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it;
+ *  - `lost/<workerId>`: a worker written off (its volume lost for good), for ever.
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -206,6 +207,15 @@ export class EtcdCoordinator implements Coordinator {
 
   async removeHandoff(accountId: string, segmentId: string): Promise<void> {
     await this.root.delete().key(`handoff/${accountId}/${segmentId}`).exec();
+  }
+
+  async markLost(workerId: string): Promise<void> {
+    await this.root.put(`lost/${workerId}`).value(new Date().toISOString()).exec();
+  }
+
+  async listLost(): Promise<string[]> {
+    const keys = await this.root.getAll().prefix('lost/').keys();
+    return keys.map((k) => k.slice('lost/'.length)).sort();
   }
 
   async requestDrain(workerId: string): Promise<DrainRecord> {

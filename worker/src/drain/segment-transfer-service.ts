@@ -88,10 +88,15 @@ export function segmentTransferService(
           async function* chunks() {
             for await (const chunk of stream) yield chunk.data;
           }
-          const fetched = await storage.adoptSegment(desc, req.sourceWorkerId, chunks());
-          log.info({ segmentId: desc.segmentId, accountId: desc.accountId, bytes: desc.byteSize, fetched }, 'segment adopted');
+          const as = req.replica ? 'replica' : 'incoming';
+          const fetched = await storage.adoptSegment(desc, req.sourceWorkerId, chunks(), as);
+          log.info(
+            { segmentId: desc.segmentId, accountId: desc.accountId, bytes: desc.byteSize, fetched, as },
+            'segment adopted',
+          );
           return { fetched };
         },
+        dropReplicas: async (req) => ({ dropped: (await storage.dropReplicas(req.segmentIds)).length }),
         settleSegment: async (req) => {
           await storage.settleIncoming(req.segmentId, req.handoffRevision);
           return {};

@@ -144,7 +144,7 @@ export class WorkerDrain {
     await this.report({ phase: 'settling' });
     await this.settle(handed);
     await this.settleLeftovers();
-    const left = (await storage.listSegments()).filter((s) => s.handoff !== 'incoming');
+    const left = (await storage.listSegments()).filter((s) => s.handoff === undefined || s.handoff === 'outgoing');
     if (left.length > 0) throw new StrataError('internal', `${left.length} segments are still listed here.`);
     await this.o.coordinator.removePlacements(this.o.workerId);
     await this.report({ phase: 'done' });
@@ -155,7 +155,9 @@ export class WorkerDrain {
   /** Hands every segment of this worker to another worker; answers the handoffs. */
   private async moveSegments(): Promise<Handed[]> {
     const { storage, coordinator, workerId } = this.o;
-    const segments = (await storage.listSegments()).filter((s) => s.handoff !== 'incoming');
+    // Its own segments (and those it had begun to hand off); replicas of other workers' segments stay
+    // behind: their primaries make new copies elsewhere once this worker has left.
+    const segments = (await storage.listSegments()).filter((s) => s.handoff === undefined || s.handoff === 'outgoing');
     const recorded = new Map(
       (await coordinator.listHandoffs()).filter((h) => h.fromWorkerId === workerId).map((h) => [h.segmentId, h]),
     );
@@ -214,6 +216,7 @@ export class WorkerDrain {
         sourceEndpoint: endpoint,
         sourceWorkerId: workerId,
         segment: descriptorToProto({ ...copy.segment, sha256: copy.sha256 }),
+        replica: false,
       },
       { timeoutMs: 600_000, signal: this.abort.signal },
     );

@@ -17,7 +17,9 @@ import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
  * - strata_handoffs: segments in the middle of a handoff between workers (a drain): 'incoming'
  *   ones were copied here and are read only by queries that name this worker as their owner;
  *   'outgoing' ones were handed away and are not read by queries that name another owner
- *   (scan.ts, docs/decisions/0016-drain-and-replication.md).
+ *   (scan.ts, docs/decisions/0016-drain-and-replication.md). 'replica' ones are copies of
+ *   another worker's segment (replication factor > 1), read only when a query names this worker.
+ * - strata_replicas: where copies of this worker's own segments are (segment, worker id).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -45,10 +47,17 @@ export const CATALOG_DDL = [
      segment_id VARCHAR PRIMARY KEY,
      direction VARCHAR NOT NULL,
      peer_worker_id VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS strata_replicas (
+     segment_id VARCHAR NOT NULL,
+     worker_id VARCHAR NOT NULL,
+     PRIMARY KEY (segment_id, worker_id))`,
 ];
 
-/** Which side of a handoff a segment is on here. */
-export type HandoffDirection = 'incoming' | 'outgoing';
+/**
+ * Which side of a handoff a segment is on here, or 'replica': a copy of the segment of the worker
+ * named by the mark's peer.
+ */
+export type HandoffDirection = 'incoming' | 'outgoing' | 'replica';
 
 export interface TableInfo {
   tableId: number;
@@ -75,8 +84,10 @@ export interface SegmentInfo {
   /** Columns the file was written with; scans convert them to the table's current types. */
   columns: ColumnSchema[];
   createdAtMs: number;
-  /** Set while the segment is being handed to or from another worker (strata_handoffs). */
+  /** Set while the segment is being handed to or from another worker, or is a replica (strata_handoffs). */
   handoff?: HandoffDirection;
+  /** The other side of the handoff: the giving or receiving worker, or a replica's primary. */
+  peerWorkerId?: string;
 }
 
 export function hotTableName(tableId: number): string {
@@ -168,12 +179,13 @@ interface SegmentRow {
   columns: string;
   created_ms: bigint;
   handoff: string | null;
+  peer: string | null;
 }
 
 const SEGMENT_SELECT = `
   SELECT s.segment_id, s.table_id, t.account_id, t.schema_name, s.file_name,
          epoch_us(s.min_ts) AS min_us, epoch_us(s.max_ts) AS max_us, s.row_count, s.byte_size,
-         s.columns, epoch_ms(s.created_at) AS created_ms, h.direction AS handoff
+         s.columns, epoch_ms(s.created_at) AS created_ms, h.direction AS handoff, h.peer_worker_id AS peer
   FROM strata_segments s JOIN strata_tables t USING (table_id) LEFT JOIN strata_handoffs h USING (segment_id)`;
 
 function segmentOf(r: SegmentRow): SegmentInfo {
@@ -189,7 +201,7 @@ function segmentOf(r: SegmentRow): SegmentInfo {
     byteSize: Number(r.byte_size),
     columns: JSON.parse(r.columns) as ColumnSchema[],
     createdAtMs: Number(r.created_ms),
-    ...(r.handoff === null ? {} : { handoff: r.handoff as HandoffDirection }),
+    ...(r.handoff === null ? {} : { handoff: r.handoff as HandoffDirection, peerWorkerId: r.peer ?? '' }),
   };
 }
 
@@ -341,4 +353,26 @@ export async function countHandoffs(conn: DuckDBConnection, segmentIds: readonly
     )
   ).getRowObjectsJS()[0] as { n: bigint };
   return Number(row.n);
+}
+
+/** Where copies of this worker's segments are: segment id → worker ids. */
+export async function selectReplicas(conn: DuckDBConnection): Promise<Map<string, string[]>> {
+  const rows = (
+    await conn.runAndReadAll('SELECT segment_id, worker_id FROM strata_replicas ORDER BY segment_id, worker_id')
+  ).getRowObjectsJS() as { segment_id: string; worker_id: string }[];
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.segment_id) ?? [];
+    list.push(r.worker_id);
+    out.set(r.segment_id, list);
+  }
+  return out;
+}
+
+export async function insertReplica(conn: DuckDBConnection, segmentId: string, workerId: string): Promise<void> {
+  await conn.run('INSERT OR IGNORE INTO strata_replicas VALUES ($1, $2)', [segmentId, workerId]);
+}
+
+export async function deleteReplica(conn: DuckDBConnection, segmentId: string, workerId: string): Promise<void> {
+  await conn.run('DELETE FROM strata_replicas WHERE segment_id = $1 AND worker_id = $2', [segmentId, workerId]);
 }

@@ -108,10 +108,81 @@ function tablesOf(ctx: StorageContext, _segmentIds: readonly string[]): number[]
   return ctx.tables.all().map((t) => t.tableId);
 }
 
+/** Names a new primary for a replica listed here (no effect on other marks). */
+async function repointReplica(ctx: StorageContext, conn: DuckDBConnection, segmentId: string, primary: string): Promise<void> {
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    await conn.run("UPDATE strata_handoffs SET peer_worker_id = $2 WHERE segment_id = $1 AND direction = 'replica'", [
+      segmentId,
+      primary,
+    ]);
+    await ctx.catalogChanges.commit(conn);
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Unlists replicas (copies of other workers' segments) and lets their files go. */
+export async function dropReplicas(
+  ctx: StorageContext,
+  conn: DuckDBConnection,
+  segmentIds: readonly string[],
+): Promise<SegmentInfo[]> {
+  for (const id of segmentIds) checkSegmentId(id);
+  const wanted = new Set(segmentIds);
+  const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
+  try {
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      const gone = (await selectSegments(conn)).filter((s) => wanted.has(s.segmentId) && s.handoff === 'replica');
+      if (gone.length > 0)
+        await deleteSegments(
+          conn,
+          gone.map((s) => s.segmentId),
+        );
+      await ctx.catalogChanges.commit(conn);
+      ctx.reclaimer.retire(gone.map((s) => path.join(ctx.paths.segments, s.fileName)));
+      return gone;
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Makes replicas ordinary segments of this worker (their primary was lost for good and the
+ * master leader chose this copy to stand in). Answers the ids promoted.
+ */
+export async function promoteReplicas(
+  ctx: StorageContext,
+  conn: DuckDBConnection,
+  segmentIds: readonly string[],
+): Promise<string[]> {
+  for (const id of segmentIds) checkSegmentId(id);
+  const wanted = new Set(segmentIds);
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    const promoted = (await selectSegments(conn))
+      .filter((s) => wanted.has(s.segmentId) && s.handoff === 'replica')
+      .map((s) => s.segmentId);
+    await deleteHandoffs(conn, promoted);
+    await ctx.catalogChanges.commit(conn);
+    return promoted;
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
 /**
  * Receives a segment: writes `chunks` to a temporary file, checks its SHA-256 and row count
  * against `desc`, makes it durable, then in one transaction makes sure the table can hold its
- * columns (created or widened like by an append) and lists it as 'incoming'. Answers false when
+ * columns (created or widened like by an append) and lists it as `as` ('incoming' for a drain's
+ * handoff, 'replica' for a copy kept for replication; neither is read by default). Answers false when
  * the segment was listed here already (nothing is written). Runs between group commits (`gate`),
  * which plan against the same table directory.
  */
@@ -122,10 +193,15 @@ export async function adoptSegment(
   desc: SegmentDescriptor,
   sourceWorkerId: string,
   chunks: AsyncIterable<Uint8Array>,
+  as: 'incoming' | 'replica' = 'incoming',
 ): Promise<boolean> {
   checkSegmentId(desc.segmentId);
   ctx.guard.assertWritable();
-  if ((await countListedSegments(conn, [desc.segmentId])) > 0) return false;
+  if ((await countListedSegments(conn, [desc.segmentId])) > 0) {
+    // A replica kept for a primary that handed the segment on: it is the new primary's copy now.
+    if (as === 'replica') await repointReplica(ctx, conn, desc.segmentId, sourceWorkerId);
+    return false;
+  }
   const tmpPath = path.join(ctx.paths.tmp, `adopt-${desc.segmentId}.parquet`);
   let finalPath: string | undefined;
   let published = false;
@@ -197,7 +273,7 @@ export async function adoptSegment(
             createdAtMs: desc.createdAtMs,
           };
           await insertSegment(conn, segment);
-          await insertHandoff(conn, desc.segmentId, 'incoming', sourceWorkerId);
+          await insertHandoff(conn, desc.segmentId, as, sourceWorkerId);
           await ctx.catalogChanges.commit(conn);
         } catch (err) {
           await conn.run('ROLLBACK').catch(() => undefined);

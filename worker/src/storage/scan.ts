@@ -35,8 +35,9 @@ export interface ScanRelation {
  * Which handed-off segments a scan reads, from the account view its query resolved at its start
  * (docs/decisions/0016-drain-and-replication.md). A segment the view names is read only by the
  * worker it names; a segment it does not name is read where it is an ordinary or outgoing
- * segment, never where it is an incoming copy. So a segment in the middle of a handoff is read
- * exactly once by every query, whichever side of the handoff's commit the query started on.
+ * segment, never where it is an incoming copy or a replica. So a segment in the middle of a
+ * handoff is read exactly once by every query, whichever side of the handoff's commit the query
+ * started on, and a replica only stands in for its primary once the primary's copy is gone.
  */
 export interface SegmentView {
   /** Segments the view gives to this worker. */
@@ -49,7 +50,7 @@ export interface SegmentView {
 export function readsSegment(s: SegmentInfo, view: SegmentView | undefined): boolean {
   if (view?.owned.has(s.segmentId)) return true;
   if (view?.elsewhere.has(s.segmentId)) return false;
-  return s.handoff !== 'incoming';
+  return s.handoff !== 'incoming' && s.handoff !== 'replica';
 }
 
 export interface ScanSnapshot {

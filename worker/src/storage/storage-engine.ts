@@ -14,14 +14,25 @@ import {
   StrataError,
 } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
-import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
+import {
+  CATALOG_DDL,
+  deleteReplica,
+  insertReplica,
+  type SegmentInfo,
+  selectReplicas,
+  selectSegments,
+  TableDirectory,
+  type TableInfo,
+} from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import {
   adoptSegment,
+  dropReplicas,
   findSegment,
   markOutgoing,
+  promoteReplicas,
   releaseOutgoing,
   type SegmentDescriptor,
   settleIncoming,
@@ -174,6 +185,7 @@ export class StorageEngine {
    * query whose view is older would expect it here (handoff.ts), so its fragments are refused.
    */
   private handoffFloor = 0;
+  private readonly segmentListeners: (() => void)[] = [];
 
   private constructor(
     private readonly ctx: StorageContext,
@@ -422,6 +434,7 @@ export class StorageEngine {
     const merged = await compactSegments(this.ctx, this.compactionLocks, request);
     workerMetrics().compactions.inc();
     this.dirtySinceCheckpoint = true;
+    for (const l of this.segmentListeners) l();
     return merged;
   }
 
@@ -459,10 +472,18 @@ export class StorageEngine {
     await this.withConnection((conn) => markOutgoing(this.ctx, conn, segmentIds, toWorkerId));
   }
 
-  /** Lists a segment copied from another worker as incoming (handoff.ts). False: it was here already. */
-  async adoptSegment(desc: SegmentDescriptor, sourceWorkerId: string, chunks: AsyncIterable<Uint8Array>): Promise<boolean> {
+  /**
+   * Lists a segment copied from another worker as incoming (a drain) or as a replica
+   * (handoff.ts). False: it was here already.
+   */
+  async adoptSegment(
+    desc: SegmentDescriptor,
+    sourceWorkerId: string,
+    chunks: AsyncIterable<Uint8Array>,
+    as: 'incoming' | 'replica' = 'incoming',
+  ): Promise<boolean> {
     const adopted = await this.withConnection((conn) =>
-      adoptSegment(this.ctx, conn, this.writeGate, desc, sourceWorkerId, chunks),
+      adoptSegment(this.ctx, conn, this.writeGate, desc, sourceWorkerId, chunks, as),
     );
     if (adopted) this.dirtySinceCheckpoint = true;
     return adopted;
@@ -488,6 +509,41 @@ export class StorageEngine {
     const gone = await this.withConnection((conn) => releaseOutgoing(this.ctx, conn, segmentIds));
     this.dirtySinceCheckpoint = true;
     return gone;
+  }
+
+  /** Unlists replicas of other workers' segments (handoff.ts). */
+  async dropReplicas(segmentIds: readonly string[]): Promise<SegmentInfo[]> {
+    const gone = await this.withConnection((conn) => dropReplicas(this.ctx, conn, segmentIds));
+    if (gone.length > 0) this.dirtySinceCheckpoint = true;
+    return gone;
+  }
+
+  /**
+   * Makes replicas ordinary segments of this worker (handoff.ts). `term` is the master leader's
+   * fencing term: an older one than already seen is refused (a deposed leader's command).
+   */
+  async promoteReplicas(segmentIds: readonly string[], term: number): Promise<string[]> {
+    if (term < this.maxTermSeen)
+      throw new StrataError('precondition_failed', `Promotion term ${term} is older than term ${this.maxTermSeen}.`);
+    this.maxTermSeen = term;
+    const promoted = await this.withConnection((conn) => promoteReplicas(this.ctx, conn, segmentIds));
+    if (promoted.length > 0) this.dirtySinceCheckpoint = true;
+    return promoted;
+  }
+
+  /** Where copies of this worker's own segments are (segment id → worker ids). */
+  async replicaHolders(): Promise<Map<string, string[]>> {
+    return this.withConnection((conn) => selectReplicas(conn));
+  }
+
+  /** Records (`held`) or forgets that `workerId` keeps a copy of one of this worker's segments. */
+  async noteReplica(segmentId: string, workerId: string, held: boolean): Promise<void> {
+    await this.withConnection((conn) => (held ? insertReplica : deleteReplica)(conn, segmentId, workerId));
+  }
+
+  /** Called after every seal and compaction with the segments it listed (the replicator listens). */
+  onSegmentsListed(listener: () => void): void {
+    this.segmentListeners.push(listener);
   }
 
   private async withConnection<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -720,6 +776,7 @@ export class StorageEngine {
     else this.hot.delete(table.tableId);
     this.updateHotGauge();
     if (segment) {
+      for (const l of this.segmentListeners) l();
       workerMetrics().sealedSegments.inc();
       this.dirtySinceCheckpoint = true;
       this.ctx.log.debug({ accountId: table.accountId, schema: table.schema, rows: segment.rowCount }, 'hot rows sealed');
