@@ -608,7 +608,7 @@ export class StorageEngine {
     const m = workerMetrics();
     m.storedRows.reset();
     m.storedBytes.reset();
-    const segments = await this.listSegments();
+    const segments = (await this.listSegments()).filter((s) => s.handoff !== 'replica' && s.handoff !== 'incoming');
     for (const table of this.ctx.tables.all()) {
       const own = segments.filter((s) => s.tableId === table.tableId);
       const labels = { account: table.accountId, schema: table.schema };
@@ -673,7 +673,9 @@ export class StorageEngine {
 
   /** What this worker holds of each schema of an account (usage figures). */
   async describe(accountId: string): Promise<SchemaUsage[]> {
-    const segments = await this.listSegments(accountId);
+    // What queries read here: copies kept for another worker (replicas, incoming handoffs) are
+    // counted where they are read, so a sum over workers counts each row once.
+    const segments = (await this.listSegments(accountId)).filter((s) => s.handoff !== 'replica' && s.handoff !== 'incoming');
     const conn = await this.ctx.instance.connect();
     try {
       const out: SchemaUsage[] = [];
