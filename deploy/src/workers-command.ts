@@ -17,6 +17,11 @@ export const WORKERS_USAGE = `  strata workers list --config FILE
                                  the other workers and deregisters (docs/operations.md).
   strata workers status WORKER_ID --config FILE
                                  A drain's phase and progress (segments and bytes moved).
+  strata workers rebalance --config FILE
+                                 Even out existing segments over the workers (new workers get a
+                                 share of the old data).
+  strata workers rebalance-status --config FILE
+                                 Each worker's part of the latest rebalance.
   strata workers forget WORKER_ID --config FILE
                                  Forget a finished drain, so that worker may rejoin (empty) when
                                  started again on its old volume.`;
@@ -41,7 +46,7 @@ function line(w: ClusterWorker): string {
  * as `POST /cluster/workers/{id}/drain`). Talks to the coordinator of FILE's cluster directly.
  */
 export async function workersCommand(config: ResolvedConfig, args: WorkersArgs, out: (line: string) => void): Promise<number> {
-  if (args.action !== 'list' && !args.workerId) {
+  if (!['list', 'rebalance', 'rebalance-status'].includes(args.action ?? '') && !args.workerId) {
     out(`workers ${args.action ?? ''} needs a WORKER_ID (see \`strata workers list\`)\n${WORKERS_USAGE}`);
     return 2;
   }
@@ -51,6 +56,25 @@ export async function workersCommand(config: ResolvedConfig, args: WorkersArgs, 
     if (args.action === 'list') {
       out('worker id\tendpoint\tstate\tdrain');
       for (const w of await listClusterWorkers(coordinator)) out(line(w));
+      return 0;
+    }
+    if (args.action === 'rebalance') {
+      const request = await coordinator.requestRebalance();
+      out(`rebalance ${request.requestId} asked for; follow it with: strata workers rebalance-status --config FILE`);
+      return 0;
+    }
+    if (args.action === 'rebalance-status') {
+      const request = await coordinator.getRebalance();
+      if (!request) {
+        out('no rebalance was asked for');
+        return 1;
+      }
+      out(`rebalance ${request.requestId} asked for at ${request.requestedAt}`);
+      out('worker id\tphase\tsegments\tbytes');
+      for (const p of (await coordinator.listRebalanceProgress()).filter((x) => x.requestId === request.requestId)) {
+        const error = p.lastError ? `\tlast error: ${p.lastError}` : '';
+        out(`${p.workerId}\t${p.phase}\t${p.segmentsMoved}/${p.segmentsTotal}\t${p.bytesMoved}/${p.bytesTotal}${error}`);
+      }
       return 0;
     }
     if (args.action === 'drain') {

@@ -13,6 +13,8 @@ import {
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 import { workerCores } from './cpu-budget.js';
+import { Rebalancer } from './drain/rebalancer.js';
+import { SegmentMover } from './drain/segment-mover.js';
 import { segmentTransferService } from './drain/segment-transfer-service.js';
 import { WorkerDrain } from './drain/worker-drain.js';
 import { ExecutorSettingsPoller } from './executor-settings-poller.js';
@@ -206,6 +208,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         ?.update({ freeBytes: state.freeBytes, writable: state.writable && !draining })
         .catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
     });
+    let publishedBytes: number | undefined;
     const drain = new WorkerDrain({
       coordinator: ctx.coordinator,
       channels: ctx.channels,
@@ -232,8 +235,25 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
       factor: ctx.config.backend.replicationFactor,
       draining: () => draining,
       log: componentLogger(ctx.log, 'replication'),
+      publishSegmentBytes: (bytes) => {
+        if (bytes === publishedBytes) return;
+        publishedBytes = bytes;
+        registered
+          ?.update({ segmentBytes: bytes })
+          .catch((err) => log.warn(errorFields(err), 'could not update the worker registration'));
+      },
     });
     if (!drained) replicator.start();
+    const rebalancer = new Rebalancer({
+      coordinator: ctx.coordinator,
+      storage: opened,
+      mover: new SegmentMover({ coordinator: ctx.coordinator, channels: ctx.channels, storage: opened, workerId, endpoint }),
+      workerId,
+      graceMs: ctx.config.backend.drainGraceSeconds * 1000,
+      draining: () => draining,
+      log: componentLogger(ctx.log, 'rebalance'),
+    });
+    if (!drained) rebalancer.start();
     executorSettings.start();
     policy.start();
     log.info({ endpoint, workerId, dataPath, writable: guard.writable, freeBytes: guard.freeBytes }, 'worker started');
@@ -263,6 +283,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         guard.stop();
         await drain.stop();
         await replicator.stop();
+        await rebalancer.stop();
         await executorSettings.stop();
         await policy.stop();
         await registered?.revoke().catch((err) => log.warn(errorFields(err), 'could not revoke the worker registration'));

@@ -23,6 +23,11 @@ export interface WorkerRegistration {
    * takes no writes and is moving its segments to the other workers, but still answers queries.
    */
   draining?: boolean;
+  /**
+   * Bytes of the sealed segments this worker is the primary of (replicas not counted), as of its
+   * last replication round: what a rebalance evens out.
+   */
+  segmentBytes?: number;
 }
 
 /**
@@ -89,6 +94,26 @@ export interface DrainRecord {
   lastError?: string;
 }
 
+/** A request to even out existing segments over the workers (`POST /cluster/rebalance`). */
+export interface RebalanceRequest {
+  requestId: string;
+  requestedAt: string;
+}
+
+/** One worker's part of a rebalance, reported by the worker. */
+export interface RebalanceProgress {
+  requestId: string;
+  workerId: string;
+  /** `done` also when the worker had nothing to give. */
+  phase: 'moving' | 'settling' | 'done';
+  segmentsTotal: number;
+  segmentsMoved: number;
+  bytesTotal: number;
+  bytesMoved: number;
+  updatedAt: string;
+  lastError?: string;
+}
+
 export interface LeaderInfo {
   /** What the leader published when elected: the master's gRPC endpoint. */
   value: string;
@@ -140,7 +165,7 @@ export interface Candidacy {
 
 export interface WorkerLease {
   /** Updates the published registration (free bytes, writable flag). */
-  update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining'>>): Promise<void>;
+  update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>>): Promise<void>;
   /** Removes the registration at once (clean shutdown). */
   revoke(): Promise<void>;
 }
@@ -187,6 +212,12 @@ export interface Coordinator {
   putDrain(record: DrainRecord): Promise<void>;
   /** Removes a drain record (cancelled before it moved anything, or a finished drain forgotten). */
   removeDrain(workerId: string): Promise<void>;
+
+  /** Asks every worker to even out existing segments (a new request replaces an older one). */
+  requestRebalance(): Promise<RebalanceRequest>;
+  getRebalance(): Promise<RebalanceRequest | undefined>;
+  putRebalanceProgress(progress: RebalanceProgress): Promise<void>;
+  listRebalanceProgress(): Promise<RebalanceProgress[]>;
 
   /**
    * Records that a worker's data directory is lost for good (`strata placements write-off`).

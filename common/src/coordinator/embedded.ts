@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging.js';
 import { backoffDelay } from './backoff.js';
 import type {
@@ -8,6 +9,8 @@ import type {
   LeaderInfo,
   LeadershipHandlers,
   Placement,
+  RebalanceProgress,
+  RebalanceRequest,
   SegmentHandoff,
   Unsubscribe,
   WorkerLease,
@@ -56,6 +59,8 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly handoffs = new Map<string, SegmentHandoff>();
   private readonly drains = new Map<string, DrainRecord>();
   private readonly lost = new Set<string>();
+  private rebalance: RebalanceRequest | undefined;
+  private readonly rebalanceProgress = new Map<string, RebalanceProgress>();
   /** Counts changes of placements and handoffs: the revision of an account view. */
   private revision = 0;
   private lastTerm = 0;
@@ -220,6 +225,25 @@ export class EmbeddedCoordinator implements Coordinator {
     if (this.handoffs.delete(`${accountId}/${segmentId}`)) this.revision++;
   }
 
+  async requestRebalance(): Promise<RebalanceRequest> {
+    this.assertOpen();
+    this.rebalance = { requestId: randomUUID(), requestedAt: new Date().toISOString() };
+    return { ...this.rebalance };
+  }
+
+  async getRebalance(): Promise<RebalanceRequest | undefined> {
+    return this.rebalance ? { ...this.rebalance } : undefined;
+  }
+
+  async putRebalanceProgress(progress: RebalanceProgress): Promise<void> {
+    this.assertOpen();
+    this.rebalanceProgress.set(progress.workerId, { ...progress });
+  }
+
+  async listRebalanceProgress(): Promise<RebalanceProgress[]> {
+    return [...this.rebalanceProgress.values()].map((p) => ({ ...p })).sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
   async markLost(workerId: string): Promise<void> {
     this.assertOpen();
     this.lost.add(workerId);
@@ -322,8 +346,9 @@ function leaderInfo(state: Election | undefined): LeaderInfo | undefined {
 }
 
 /** Only the fields a worker may change; stray keys of a loosely typed caller are ignored. */
-function pick(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining'>>) {
-  const out: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining'>> = {};
+function pick(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>>) {
+  const out: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>> = {};
+  if (change.segmentBytes !== undefined) out.segmentBytes = change.segmentBytes;
   if (change.freeBytes !== undefined) out.freeBytes = change.freeBytes;
   if (change.writable !== undefined) out.writable = change.writable;
   if (change.draining !== undefined) out.draining = change.draining;

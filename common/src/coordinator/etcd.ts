@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Etcd3, type IKeyValue, type Namespace } from 'etcd3';
 import type { Logger } from '../logging.js';
 import type {
@@ -8,6 +9,8 @@ import type {
   LeaderInfo,
   LeadershipHandlers,
   Placement,
+  RebalanceProgress,
+  RebalanceRequest,
   SegmentHandoff,
   Unsubscribe,
   WorkerLease,
@@ -44,7 +47,8 @@ export interface EtcdCoordinatorOptions {
  *  - `handoff/<accountId>/<segmentId>`: a SegmentHandoff (JSON) while a moved segment may still
  *    be listed by the worker that gave it away;
  *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it;
- *  - `lost/<workerId>`: a worker written off (its volume lost for good), for ever.
+ *  - `lost/<workerId>`: a worker written off (its volume lost for good), for ever;
+ *  - `rebalance/request`, `rebalance/progress/<workerId>`: the latest rebalance and each worker's part.
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -207,6 +211,26 @@ export class EtcdCoordinator implements Coordinator {
 
   async removeHandoff(accountId: string, segmentId: string): Promise<void> {
     await this.root.delete().key(`handoff/${accountId}/${segmentId}`).exec();
+  }
+
+  async requestRebalance(): Promise<RebalanceRequest> {
+    const request: RebalanceRequest = { requestId: randomUUID(), requestedAt: new Date().toISOString() };
+    await this.root.put('rebalance/request').value(JSON.stringify(request)).exec();
+    return request;
+  }
+
+  async getRebalance(): Promise<RebalanceRequest | undefined> {
+    const value = await this.root.get('rebalance/request').string();
+    return value === null ? undefined : (JSON.parse(value) as RebalanceRequest);
+  }
+
+  async putRebalanceProgress(progress: RebalanceProgress): Promise<void> {
+    await this.root.put(`rebalance/progress/${progress.workerId}`).value(JSON.stringify(progress)).exec();
+  }
+
+  async listRebalanceProgress(): Promise<RebalanceProgress[]> {
+    const res = await this.root.getAll().prefix('rebalance/progress/').exec();
+    return this.parseAll<RebalanceProgress>(res.kvs, 'rebalance progress').sort((a, b) => a.workerId.localeCompare(b.workerId));
   }
 
   async markLost(workerId: string): Promise<void> {

@@ -8,9 +8,11 @@
  */
 import {
   type ClusterWorker,
+  type Coordinator,
   type DrainRecord,
   listClusterWorkers,
   notFound,
+  type RebalanceRequest,
   requestWorkerDrain,
   StrataError,
 } from '@strata/common';
@@ -28,6 +30,42 @@ const drainJson = z.object({
   bytesMoved: z.number(),
   lastError: z.string().nullable(),
 });
+
+const rebalanceJson = z.object({
+  requestId: z.string(),
+  requestedAt: z.string(),
+  workers: z.array(
+    z.object({
+      workerId: z.string(),
+      phase: z.enum(['moving', 'settling', 'done']),
+      segmentsTotal: z.number(),
+      segmentsMoved: z.number(),
+      bytesTotal: z.number(),
+      bytesMoved: z.number(),
+      updatedAt: z.string(),
+      lastError: z.string().nullable(),
+    }),
+  ),
+});
+
+/** The latest rebalance with each worker's part (reported by the workers as they go). */
+async function rebalanceView(coordinator: Coordinator, request: RebalanceRequest): Promise<z.infer<typeof rebalanceJson>> {
+  const progress = (await coordinator.listRebalanceProgress()).filter((p) => p.requestId === request.requestId);
+  return {
+    requestId: request.requestId,
+    requestedAt: request.requestedAt,
+    workers: progress.map((p) => ({
+      workerId: p.workerId,
+      phase: p.phase,
+      segmentsTotal: p.segmentsTotal,
+      segmentsMoved: p.segmentsMoved,
+      bytesTotal: p.bytesTotal,
+      bytesMoved: p.bytesMoved,
+      updatedAt: p.updatedAt,
+      lastError: p.lastError ?? null,
+    })),
+  };
+}
 
 const workerJson = z.object({
   workerId: z.string().nullable(),
@@ -67,6 +105,32 @@ function workerIdOf(raw: string | undefined): string {
 }
 
 export const clusterRoutes: RouteDef[] = [
+  {
+    method: 'POST',
+    path: '/cluster/rebalance',
+    operation: 'cluster.manage',
+    summary:
+      'Evens out existing segments over the workers: each worker holding more than the average hands its oldest segments to workers below it, the same way a drain does (no query misses or double-counts a row). Answers 202 with the request; a new request replaces an older one.',
+    responseSchema: rebalanceJson,
+    successStatuses: [202],
+    async handler(rc) {
+      const request = await rc.deps.coordinator.requestRebalance();
+      return { status: 202, body: await rebalanceView(rc.deps.coordinator, request) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/cluster/rebalance',
+    operation: 'cluster.manage',
+    summary:
+      "The latest rebalance and each worker's part: phase (moving, settling, done), segments and bytes moved of total, last error. 404 when none was asked for.",
+    responseSchema: rebalanceJson,
+    async handler(rc) {
+      const request = await rc.deps.coordinator.getRebalance();
+      if (!request) throw notFound('No rebalance was asked for.');
+      return { body: await rebalanceView(rc.deps.coordinator, request) };
+    },
+  },
   {
     method: 'GET',
     path: '/cluster/workers',

@@ -81,11 +81,12 @@ export class ReplicaRecoveryDuty extends CycleDuty {
     }
     const endpointOf = new Map(workers.map((w) => [w.workerId, w.endpoint]));
     const promote = new Map<string, string[]>();
-    const drop = new Map<string, string[]>();
+    const drop = new Map<string, { segmentIds: string[]; primary: string }[]>();
     for (const [segmentId, c] of copies) {
       const keeper = chosen(segmentId, c.holders);
       promote.set(keeper, [...(promote.get(keeper) ?? []), segmentId]);
-      for (const h of c.holders) if (h !== keeper) drop.set(h, [...(drop.get(h) ?? []), segmentId]);
+      for (const h of c.holders)
+        if (h !== keeper) drop.set(h, [...(drop.get(h) ?? []), { segmentIds: [segmentId], primary: c.primary }]);
     }
     let promoted = 0;
     for (const [workerId, segmentIds] of promote) {
@@ -97,11 +98,13 @@ export class ReplicaRecoveryDuty extends CycleDuty {
         .promoteReplicas({ segmentIds, term: state.term }, { timeoutMs: CALL_TIMEOUT_MS });
       promoted += res.promoted.length;
     }
-    for (const [workerId, segmentIds] of drop) {
-      if (signal.aborted) return;
-      await state.channels
-        .client(SegmentTransferServiceService, endpointOf.get(workerId)!)
-        .dropReplicas({ segmentIds }, { timeoutMs: CALL_TIMEOUT_MS });
+    for (const [workerId, drops] of drop) {
+      for (const d of drops) {
+        if (signal.aborted) return;
+        await state.channels
+          .client(SegmentTransferServiceService, endpointOf.get(workerId)!)
+          .dropReplicas({ segmentIds: d.segmentIds, primaryWorkerId: d.primary }, { timeoutMs: CALL_TIMEOUT_MS });
+      }
     }
     if (promoted > 0) log.info({ promoted, lost: pending }, 'replicas of lost workers promoted');
     // Placements go only once every registered worker was listed and all copies were promoted

@@ -46,7 +46,8 @@ describe('cluster: draining a worker', function () {
     cluster = await TestCluster.start();
     gateway = await cluster.add('gateway', { database: true, gateway: true });
     // A short grace period: the test's queries take well under a second.
-    const config = { backend: { drainGraceSeconds: 2 } };
+    // Hot rows sealed within seconds, so every worker holds segments (what a rebalance moves).
+    const config = { backend: { drainGraceSeconds: 2, sealAgeSeconds: 2 } };
     workers = [
       await cluster.add('w1', { backend: true }, { config }),
       await cluster.add('w2', { backend: true }, { config }),
@@ -133,6 +134,66 @@ describe('cluster: draining a worker', function () {
     for (const schema of SCHEMAS) assert.deepEqual(await count(schema), { status: 200, count: perSchema });
     await write(SCHEMAS[0]!, 200, perSchema);
     assert.deepEqual(await count(SCHEMAS[0]!), { status: 200, count: perSchema + 200 });
+  });
+
+  it('a rebalance on request gives a new worker a share of the existing segments; every count stays complete', async () => {
+    const newcomer = await cluster.add(
+      'w4',
+      { backend: true },
+      { config: { backend: { drainGraceSeconds: 2, sealAgeSeconds: 2 } } },
+    );
+    workers.push(newcomer);
+    const total = (schema: string) => (schema === SCHEMAS[0] ? perSchema + 200 : perSchema);
+    // Everything sealed first, so the existing data is in segments.
+    await waitFor(
+      'hot rows sealed',
+      async () => {
+        const hot = await Promise.all(
+          workers.slice(1).map(async (w) => {
+            const text = await (await fetch(`http://127.0.0.1:${w.opsPort}/metrics`)).text();
+            return Number(/^strata_worker_hot_rows (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+          }),
+        );
+        return hot.every((n) => n === 0);
+      },
+      { timeoutMs: 30_000, intervalMs: 300 },
+    );
+    const seen: { status: number; count?: number; schema: string }[] = [];
+    let done = false;
+    const loop = (async () => {
+      for (let i = 0; i < 5_000 && !done; i++) {
+        const schema = SCHEMAS[i % SCHEMAS.length]!;
+        seen.push({ ...(await count(schema)), schema });
+      }
+    })();
+    let progress: { workerId: string; phase: string; segmentsMoved: number }[] = [];
+    try {
+      const asked = await call(gateway.baseUrl, token, 'POST', '/cluster/rebalance');
+      assert.equal(asked.status, 202, JSON.stringify(asked.body));
+      const registered = workers.slice(1).map(idOf);
+      progress = await waitFor(
+        'rebalance done on every worker',
+        async () => {
+          const r = await call(gateway.baseUrl, token, 'GET', '/cluster/rebalance');
+          if (r.status !== 200 || r.body.requestId !== asked.body.requestId) return undefined;
+          const parts = r.body.workers as { workerId: string; phase: string; segmentsMoved: number }[];
+          return registered.every((id) => parts.some((p) => p.workerId === id && p.phase === 'done')) ? parts : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 300 },
+      );
+    } finally {
+      done = true;
+      await loop;
+    }
+    const bad = seen.filter((o) => o.status !== 200 || o.count !== total(o.schema));
+    console.log(`      ${seen.length} counts during the rebalance, ${bad.length} not complete`);
+    assert.deepEqual(bad, [], 'every answer during the rebalance is the full count');
+    assert.ok(progress.reduce((n, p) => n + p.segmentsMoved, 0) > 0, JSON.stringify(progress));
+    await waitFor('the newcomer counts its own segments', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${newcomer.opsPort}/metrics`)).text();
+      return Number(/^strata_worker_own_segments (\S+)$/m.exec(text)?.[1] ?? 0) > 0;
+    });
+    for (const schema of SCHEMAS) assert.deepEqual(await count(schema), { status: 200, count: total(schema) });
   });
 
   it('`strata workers list` shows the drained worker as gone with its finished drain', async () => {

@@ -96,7 +96,10 @@ export function segmentTransferService(
           );
           return { fetched };
         },
-        dropReplicas: async (req) => ({ dropped: (await storage.dropReplicas(req.segmentIds)).length }),
+        dropReplicas: async (req) => ({
+          dropped: (await storage.dropReplicas(req.segmentIds, req.primaryWorkerId === '' ? undefined : req.primaryWorkerId))
+            .length,
+        }),
         settleSegment: async (req) => {
           await storage.settleIncoming(req.segmentId, req.handoffRevision);
           return {};

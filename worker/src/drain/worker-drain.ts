@@ -1,18 +1,6 @@
-import { createHash } from 'node:crypto';
-import {
-  type ChannelPool,
-  type Coordinator,
-  type DrainRecord,
-  errorFields,
-  type Logger,
-  type SegmentHandoff,
-  StrataError,
-  type WorkerRegistration,
-} from '@strata/common';
-import { SegmentTransferServiceService } from '@strata/proto/worker/v1/transfer';
-import type { SegmentInfo } from '../storage/catalog.js';
+import { type ChannelPool, type Coordinator, type DrainRecord, errorFields, type Logger, StrataError } from '@strata/common';
 import type { StorageEngine } from '../storage/storage-engine.js';
-import { descriptorToProto } from './segment-transfer-service.js';
+import { type Handed, receiverFor, SegmentMover } from './segment-mover.js';
 
 export interface WorkerDrainOptions {
   coordinator: Coordinator;
@@ -30,27 +18,6 @@ export interface WorkerDrainOptions {
   log: Logger;
   /** How often the drain record is looked for (default 1 s). */
   pollMs?: number;
-}
-
-/** A handoff recorded by this drain, waiting for the grace period before it is released. */
-interface Handed {
-  segment: SegmentInfo;
-  to: WorkerRegistration;
-  revision: number;
-}
-
-/** Rendezvous choice of a receiving worker: the same segment goes to the same worker on a retry. */
-function receiverFor(segmentId: string, workers: WorkerRegistration[]): WorkerRegistration {
-  let best: WorkerRegistration | undefined;
-  let bestScore = '';
-  for (const w of workers) {
-    const score = createHash('sha256').update(`${segmentId}/${w.workerId}`).digest('hex');
-    if (best === undefined || score > bestScore) {
-      best = w;
-      bestScore = score;
-    }
-  }
-  return best!;
 }
 
 /**
@@ -73,8 +40,11 @@ export class WorkerDrain {
   private stopped = false;
   private record: DrainRecord | undefined;
   private readonly abort = new AbortController();
+  private readonly mover: SegmentMover;
 
-  constructor(private readonly o: WorkerDrainOptions) {}
+  constructor(private readonly o: WorkerDrainOptions) {
+    this.mover = new SegmentMover(o);
+  }
 
   /** The drain record as last seen (undefined: no drain asked for). */
   get state(): DrainRecord | undefined {
@@ -142,8 +112,7 @@ export class WorkerDrain {
     }
     const handed = await this.moveSegments();
     await this.report({ phase: 'settling' });
-    await this.settle(handed);
-    await this.settleLeftovers();
+    await this.mover.settle(handed, this.o.graceMs, this.abort.signal);
     const left = (await storage.listSegments()).filter((s) => s.handoff === undefined || s.handoff === 'outgoing');
     if (left.length > 0) throw new StrataError('internal', `${left.length} segments are still listed here.`);
     await this.o.coordinator.removePlacements(this.o.workerId);
@@ -154,13 +123,11 @@ export class WorkerDrain {
 
   /** Hands every segment of this worker to another worker; answers the handoffs. */
   private async moveSegments(): Promise<Handed[]> {
-    const { storage, coordinator, workerId } = this.o;
+    const { storage } = this.o;
     // Its own segments (and those it had begun to hand off); replicas of other workers' segments stay
     // behind: their primaries make new copies elsewhere once this worker has left.
     const segments = (await storage.listSegments()).filter((s) => s.handoff === undefined || s.handoff === 'outgoing');
-    const recorded = new Map(
-      (await coordinator.listHandoffs()).filter((h) => h.fromWorkerId === workerId).map((h) => [h.segmentId, h]),
-    );
+    const recorded = await this.mover.recorded();
     await this.report({
       phase: 'moving',
       segmentsTotal: segments.length,
@@ -173,7 +140,7 @@ export class WorkerDrain {
     let bytes = 0;
     for (const segment of segments) {
       if (this.stopped) throw new StrataError('cancelled', 'The worker is stopping.');
-      const workers = await this.receivers();
+      const workers = await this.mover.receivers();
       const existing = recorded.get(segment.segmentId);
       const to = existing ? workers.find((w) => w.workerId === existing.toWorkerId) : receiverFor(segment.segmentId, workers);
       if (!to)
@@ -181,102 +148,11 @@ export class WorkerDrain {
           'unavailable',
           `Worker ${existing?.toWorkerId} that took segment ${segment.segmentId} is not registered.`,
         );
-      const revision = existing ? await this.rerecord(existing) : await this.handOff(segment, to);
-      handed.push({ segment, to, revision });
+      handed.push(await this.mover.handOff(segment, to, this.abort.signal, existing));
       moved++;
       bytes += segment.byteSize;
       await this.report({ segmentsMoved: moved, bytesMoved: bytes });
     }
     return handed;
-  }
-
-  /** A handoff recorded before a restart: the same record, a fresh revision (at least as new). */
-  private async rerecord(h: SegmentHandoff): Promise<number> {
-    return this.o.coordinator.recordHandoff(h);
-  }
-
-  /** Workers that can take segments: registered, with an id, writable, not draining, not this one. */
-  private async receivers(): Promise<WorkerRegistration[]> {
-    const workers = (await this.o.coordinator.listWorkers()).filter(
-      (w) => w.workerId !== undefined && w.workerId !== this.o.workerId && w.writable && !w.draining,
-    );
-    if (workers.length === 0)
-      throw new StrataError('unavailable', 'No other writable worker is registered to take this worker’s segments.');
-    return workers;
-  }
-
-  /** Copies one segment to `to` (verified there, listed hidden), then moves ownership in one record. */
-  private async handOff(segment: SegmentInfo, to: WorkerRegistration): Promise<number> {
-    const { storage, channels, coordinator, workerId, endpoint } = this.o;
-    await storage.markOutgoing([segment.segmentId], to.workerId!);
-    const copy = await storage.segmentForCopy(segment.accountId, segment.segmentId);
-    const client = channels.client(SegmentTransferServiceService, to.endpoint);
-    await client.adoptSegment(
-      {
-        sourceEndpoint: endpoint,
-        sourceWorkerId: workerId,
-        segment: descriptorToProto({ ...copy.segment, sha256: copy.sha256 }),
-        replica: false,
-      },
-      { timeoutMs: 600_000, signal: this.abort.signal },
-    );
-    return coordinator.recordHandoff({
-      accountId: segment.accountId,
-      segmentId: segment.segmentId,
-      fromWorkerId: workerId,
-      toWorkerId: to.workerId!,
-    });
-  }
-
-  /**
-   * Handoffs of this worker whose segment it no longer lists (released before a restart): their
-   * receivers settle them and the records go.
-   */
-  private async settleLeftovers(): Promise<void> {
-    const { coordinator, channels, storage, workerId } = this.o;
-    const listed = new Set((await storage.listSegments()).map((s) => s.segmentId));
-    const workers = await coordinator.listWorkers();
-    for (const h of (await coordinator.listHandoffs()).filter((x) => x.fromWorkerId === workerId)) {
-      if (listed.has(h.segmentId)) continue;
-      const to = workers.find((w) => w.workerId === h.toWorkerId);
-      if (!to) throw new StrataError('unavailable', `Worker ${h.toWorkerId} that took segment ${h.segmentId} is not registered.`);
-      const revision = await coordinator.recordHandoff(h);
-      await channels
-        .client(SegmentTransferServiceService, to.endpoint)
-        .settleSegment(
-          { accountId: h.accountId, segmentId: h.segmentId, handoffRevision: revision },
-          { signal: this.abort.signal },
-        );
-      await coordinator.removeHandoff(h.accountId, h.segmentId);
-    }
-  }
-
-  /**
-   * After the grace period (no query from before the handoffs is still running), unlists the
-   * handed-off segments here, makes them ordinary on their receivers, and removes the records.
-   */
-  private async settle(handed: Handed[]): Promise<void> {
-    const { storage, coordinator, channels, graceMs } = this.o;
-    if (handed.length === 0) return;
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(resolve, graceMs);
-      this.abort.signal.addEventListener('abort', () => {
-        clearTimeout(t);
-        reject(this.abort.signal.reason);
-      });
-    });
-    const newest = Math.max(...handed.map((h) => h.revision));
-    await storage.releaseOutgoing(
-      handed.map((h) => h.segment.segmentId),
-      newest,
-    );
-    for (const h of handed) {
-      const client = channels.client(SegmentTransferServiceService, h.to.endpoint);
-      await client.settleSegment(
-        { accountId: h.segment.accountId, segmentId: h.segment.segmentId, handoffRevision: h.revision },
-        { signal: this.abort.signal },
-      );
-      await coordinator.removeHandoff(h.segment.accountId, h.segment.segmentId);
-    }
   }
 }

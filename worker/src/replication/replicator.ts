@@ -25,6 +25,8 @@ export interface ReplicatorOptions {
   log: Logger;
   /** Rounds between seals (default 2 s); a seal or compaction starts one at once. */
   intervalMs?: number;
+  /** Told the bytes of this worker's own segments after every round (a rebalance evens them out). */
+  publishSegmentBytes?(bytes: number): void;
 }
 
 /** Workers ranked for a segment by rendezvous hashing: the same segment goes to the same workers. */
@@ -156,6 +158,7 @@ export class Replicator {
         if (need > 0) missing++;
       }
     }
+    this.o.publishSegmentBytes?.(own.reduce((n, s) => n + s.byteSize, 0));
     const m = workerMetrics();
     m.underReplicated.set(missing);
     m.ownSegments.set(own.length);
@@ -181,7 +184,9 @@ export class Replicator {
   private async dropCopy(segmentId: string, holder: string, at: WorkerRegistration | undefined, gone: boolean): Promise<void> {
     if (at) {
       try {
-        await this.o.channels.client(SegmentTransferServiceService, at.endpoint).dropReplicas({ segmentIds: [segmentId] });
+        await this.o.channels
+          .client(SegmentTransferServiceService, at.endpoint)
+          .dropReplicas({ segmentIds: [segmentId], primaryWorkerId: this.o.workerId });
       } catch (err) {
         if (!(err instanceof StrataError)) throw err;
         return; // asked again next round

@@ -128,6 +128,7 @@ export async function dropReplicas(
   ctx: StorageContext,
   conn: DuckDBConnection,
   segmentIds: readonly string[],
+  primary?: string,
 ): Promise<SegmentInfo[]> {
   for (const id of segmentIds) checkSegmentId(id);
   const wanted = new Set(segmentIds);
@@ -135,7 +136,9 @@ export async function dropReplicas(
   try {
     await conn.run('BEGIN TRANSACTION');
     try {
-      const gone = (await selectSegments(conn)).filter((s) => wanted.has(s.segmentId) && s.handoff === 'replica');
+      const gone = (await selectSegments(conn)).filter(
+        (s) => wanted.has(s.segmentId) && s.handoff === 'replica' && (primary === undefined || s.peerWorkerId === primary),
+      );
       if (gone.length > 0)
         await deleteSegments(
           conn,

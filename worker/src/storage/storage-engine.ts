@@ -511,9 +511,9 @@ export class StorageEngine {
     return gone;
   }
 
-  /** Unlists replicas of other workers' segments (handoff.ts). */
-  async dropReplicas(segmentIds: readonly string[]): Promise<SegmentInfo[]> {
-    const gone = await this.withConnection((conn) => dropReplicas(this.ctx, conn, segmentIds));
+  /** Unlists replicas of other workers' segments (handoff.ts), only `primary`'s when given. */
+  async dropReplicas(segmentIds: readonly string[], primary?: string): Promise<SegmentInfo[]> {
+    const gone = await this.withConnection((conn) => dropReplicas(this.ctx, conn, segmentIds, primary));
     if (gone.length > 0) this.dirtySinceCheckpoint = true;
     return gone;
   }
