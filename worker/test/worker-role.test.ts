@@ -105,6 +105,25 @@ describe('worker role', function () {
     assert.deepEqual(await ctx.coordinator.listWorkers(), []);
   });
 
+  it('a worker written off as lost refuses to start on its old data; a drained one stays out of the cluster', async () => {
+    ctx = context(tmp.dir, 0);
+    worker = await startWorkerWith(ctx);
+    const id = worker.workerId;
+    await worker.stop();
+    worker = undefined;
+    // Drained: it starts, holds nothing, does not register and refuses writes.
+    await ctx.coordinator.putDrain({ ...(await ctx.coordinator.requestDrain(id)), phase: 'done' });
+    worker = await startWorkerWith(ctx);
+    assert.deepEqual(await ctx.coordinator.listWorkers(), []);
+    assert.match(worker.readiness().detail, /drained/);
+    await worker.stop();
+    worker = undefined;
+    // Written off: its segments may live on elsewhere (promoted replicas), so it must not come back.
+    await ctx.coordinator.markLost(id);
+    await assert.rejects(startWorkerWith(ctx), /written off as lost/);
+    assert.deepEqual(await ctx.coordinator.listWorkers(), []);
+  });
+
   it('with the minimum above the free space: refuses appends with insufficient storage and reports not writable', async () => {
     ctx = context(tmp.dir, Number.MAX_SAFE_INTEGER);
     worker = await startWorkerWith(ctx);
