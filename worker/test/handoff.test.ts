@@ -28,9 +28,15 @@ function viewOf(self: string, owner: string | undefined, segmentId: string, revi
   return { owned, elsewhere, revision };
 }
 
-async function copy(from: StorageEngine, to: StorageEngine, segmentId: string, sha?: string) {
+async function copy(
+  from: StorageEngine,
+  to: StorageEngine,
+  segmentId: string,
+  sha?: string,
+  as: 'incoming' | 'replica' = 'incoming',
+) {
   const c = await from.segmentForCopy(ACCOUNT, segmentId);
-  return to.adoptSegment({ ...c.segment, sha256: sha ?? c.sha256 }, GIVER, createReadStream(c.file));
+  return to.adoptSegment({ ...c.segment, sha256: sha ?? c.sha256 }, GIVER, createReadStream(c.file), as);
 }
 
 describe('segment handoff between two workers (storage)', function () {
@@ -121,6 +127,26 @@ describe('segment handoff between two workers (storage)', function () {
     );
     const owned = viewOf(TAKER, TAKER, segment!.segmentId, 1);
     assert.equal(await count(taker, 'N', owned), 50);
+  });
+
+  it('replicas are hidden; a replica handed to its holder becomes incoming and its old primary cannot drop it', async () => {
+    giver = await openEngine(a.dir);
+    taker = await openEngine(b.dir);
+    await giver.append(input([part('R', entries(40))]));
+    await giver.sealAll();
+    const [segment] = await giver.listSegments(ACCOUNT);
+    const id = segment!.segmentId;
+    assert.equal(await copy(giver, taker, id, undefined, 'replica'), true);
+    assert.equal(await count(taker, 'R'), 0, 'a replica is not read');
+    assert.equal(await count(taker, 'R', viewOf(TAKER, TAKER, id, 1)), 40, 'unless a view names its holder');
+    // The giver hands the segment to the worker holding its replica: nothing to fetch.
+    await giver.markOutgoing([id], TAKER);
+    assert.equal(await copy(giver, taker, id), false);
+    assert.deepEqual(await taker.dropReplicas([id], GIVER), [], 'no longer a replica of the giver');
+    assert.equal(await count(taker, 'R', viewOf(TAKER, TAKER, id, 2)), 40);
+    await giver.releaseOutgoing([id], 2);
+    await taker.settleIncoming(id, 2);
+    assert.equal(await count(taker, 'R', viewOf(TAKER, undefined, id, 3)), 40, 'an ordinary segment of the taker now');
   });
 
   it('a segment in a handoff is not compacted away; stopped writes are refused with 503', async () => {

@@ -108,18 +108,39 @@ function tablesOf(ctx: StorageContext, _segmentIds: readonly string[]): number[]
   return ctx.tables.all().map((t) => t.tableId);
 }
 
-/** Names a new primary for a replica listed here (no effect on other marks). */
-async function repointReplica(ctx: StorageContext, conn: DuckDBConnection, segmentId: string, primary: string): Promise<void> {
-  await conn.run('BEGIN TRANSACTION');
+/**
+ * Whether a segment is listed here already; if it is held as a replica, its mark becomes `as`
+ * from `sourceWorkerId` (other marks are left as they are).
+ */
+async function claimListed(
+  ctx: StorageContext,
+  conn: DuckDBConnection,
+  segmentId: string,
+  as: 'incoming' | 'replica',
+  sourceWorkerId: string,
+): Promise<boolean> {
+  // Under every table lock, like dropReplicas: a replica cannot be dropped between the check and
+  // the new mark, so a copy claimed here is still here.
+  const release = await ctx.tableLocks.lockAll(tablesOf(ctx, [segmentId]));
   try {
-    await conn.run("UPDATE strata_handoffs SET peer_worker_id = $2 WHERE segment_id = $1 AND direction = 'replica'", [
-      segmentId,
-      primary,
-    ]);
-    await ctx.catalogChanges.commit(conn);
-  } catch (err) {
-    await conn.run('ROLLBACK').catch(() => undefined);
-    throw err;
+    await conn.run('BEGIN TRANSACTION');
+    try {
+      if ((await countListedSegments(conn, [segmentId])) === 0) {
+        await conn.run('ROLLBACK');
+        return false;
+      }
+      await conn.run(
+        "UPDATE strata_handoffs SET direction = $2, peer_worker_id = $3 WHERE segment_id = $1 AND direction = 'replica'",
+        [segmentId, as, sourceWorkerId],
+      );
+      await ctx.catalogChanges.commit(conn);
+      return true;
+    } catch (err) {
+      await conn.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    release();
   }
 }
 
@@ -200,11 +221,10 @@ export async function adoptSegment(
 ): Promise<boolean> {
   checkSegmentId(desc.segmentId);
   ctx.guard.assertWritable();
-  if ((await countListedSegments(conn, [desc.segmentId])) > 0) {
-    // A replica kept for a primary that handed the segment on: it is the new primary's copy now.
-    if (as === 'replica') await repointReplica(ctx, conn, desc.segmentId, sourceWorkerId);
-    return false;
-  }
+  // Listed here already: nothing to fetch. A replica held here becomes what is asked for now — the
+  // copy of the segment's new primary, or the incoming side of a handoff to this worker (no
+  // longer a replica its old primary could drop while the handoff names this worker the owner).
+  if (await claimListed(ctx, conn, desc.segmentId, as, sourceWorkerId)) return false;
   const tmpPath = path.join(ctx.paths.tmp, `adopt-${desc.segmentId}.parquet`);
   let finalPath: string | undefined;
   let published = false;
