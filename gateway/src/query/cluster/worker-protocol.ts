@@ -3,7 +3,7 @@
  * format itself, both directions, is common/src/query/fragment-wire.ts) and response batches as
  * column batches.
  */
-import { type ColumnBatch, decodeBatch, encodeFragmentRequest } from '@strata/common';
+import { type ColumnBatch, decodeBatch, encodeFragmentRequest, type FragmentView } from '@strata/common';
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import type { SingleWorkerSpec } from '../plan/planner.js';
 
@@ -19,9 +19,9 @@ export function scanRangeMs(timeRange: SingleWorkerSpec['timeRange']): { fromMs?
   return out;
 }
 
-export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
+export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, view?: FragmentView): ExecuteFragmentRequest {
   return encodeFragmentRequest(
-    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange) },
+    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange), ...(view ? { view } : {}) },
     {
       sql: fragment.sql,
       params: fragment.params,
