@@ -20,7 +20,7 @@ export interface RebalancerOptions {
   /** Whether this worker is draining (a drain moves everything; no rebalance then). */
   draining(): boolean;
   log: Logger;
-  /** How often the rebalance request is looked for (default 2 s). */
+  /** How often the rebalance request is looked for (default 5 s). */
   pollMs?: number;
 }
 
@@ -79,7 +79,7 @@ export class Rebalancer {
   constructor(private readonly o: RebalancerOptions) {}
 
   start(): void {
-    this.schedule(0);
+    this.schedule(this.o.pollMs ?? 5_000);
   }
 
   async stop(): Promise<void> {
@@ -94,7 +94,7 @@ export class Rebalancer {
     this.timer = setTimeout(() => {
       this.running = this.poll()
         .catch((err) => this.o.log.warn(errorFields(err), 'rebalance step failed; retrying'))
-        .finally(() => this.schedule(this.o.pollMs ?? 2_000));
+        .finally(() => this.schedule(this.o.pollMs ?? 5_000));
     }, delayMs);
     this.timer.unref();
   }

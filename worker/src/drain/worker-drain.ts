@@ -16,7 +16,7 @@ export interface WorkerDrainOptions {
   /** Removes the registration for good (the drain is done). */
   deregister(): Promise<void>;
   log: Logger;
-  /** How often the drain record is looked for (default 1 s). */
+  /** How often the drain record is looked for (default 2 s). */
   pollMs?: number;
 }
 
@@ -53,6 +53,7 @@ export class WorkerDrain {
 
   /** Starts looking for a drain request. */
   start(): void {
+    // At once: a worker restarted in the middle of a drain resumes it before anything else.
     this.schedule(0);
   }
 
@@ -68,7 +69,7 @@ export class WorkerDrain {
     this.timer = setTimeout(() => {
       this.running = this.poll()
         .catch((err) => this.o.log.warn(errorFields(err), 'drain step failed; retrying'))
-        .finally(() => this.schedule(this.o.pollMs ?? 1_000));
+        .finally(() => this.schedule(this.o.pollMs ?? 2_000));
     }, delayMs);
     this.timer.unref();
   }

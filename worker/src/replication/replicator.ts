@@ -23,7 +23,7 @@ export interface ReplicatorOptions {
   /** Whether this worker is draining (its segments are being handed off: not replicated). */
   draining(): boolean;
   log: Logger;
-  /** Rounds between seals (default 2 s); a seal or compaction starts one at once. */
+  /** Rounds between seals (default 2 s with replication, 10 s without); a seal or compaction starts one at once. */
   intervalMs?: number;
   /** Told the bytes of this worker's own segments after every round (a rebalance evens them out). */
   publishSegmentBytes?(bytes: number): void;
@@ -61,7 +61,13 @@ export class Replicator {
 
   start(): void {
     this.o.storage.onSegmentsListed(() => this.kick());
-    this.schedule(0);
+    // Not at once: a worker that just started has other things to do first (serving, registering).
+    this.schedule(this.interval());
+  }
+
+  /** Without replication a round only reports and cleans up: every 10 s is enough. */
+  private interval(): number {
+    return this.o.intervalMs ?? (this.o.factor > 1 ? 2_000 : 10_000);
   }
 
   async stop(): Promise<void> {
@@ -90,7 +96,7 @@ export class Replicator {
         .catch((err) => this.o.log.warn(errorFields(err), 'replication round failed; retrying'))
         .finally(() => {
           this.busy = false;
-          const next = this.again ? 0 : (this.o.intervalMs ?? 2_000);
+          const next = this.again ? 0 : this.interval();
           this.again = false;
           this.schedule(next);
         });
