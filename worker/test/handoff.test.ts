@@ -208,7 +208,12 @@ describe('segment handoff between two workers (storage)', function () {
       assert.ok(err instanceof StrataError && err.kind === 'precondition_failed');
       return true;
     });
+    // An append already accepted for an account whose store is still opening (its first write
+    // here) has committed when stopWrites resolves, so the drain's seal after it misses nothing.
+    const accepted = giver.append(input([part('S', entries(3))], { accountId: NEIGHBOUR }));
     await giver.stopWrites('draining');
+    assert.equal(giver.hotRows(NEIGHBOUR, 'S'), 3, 'stopWrites waited for the accepted append');
+    assert.equal((await accepted).rowsStored, 3);
     await assert.rejects(giver.append(input([part('K', entries(1))])), (err: unknown) => {
       assert.ok(err instanceof StrataError && err.kind === 'unavailable' && err.message === 'draining');
       return true;

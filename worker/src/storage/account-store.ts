@@ -343,11 +343,6 @@ export class AccountStore {
   // Each works on this account's catalog and segments directory only: a segment handed to this
   // worker lands in its account's directory, listed in its account's catalog.
 
-  /** Resolves once every append accepted so far has committed or failed (a drain's stop). */
-  whenWritesIdle(): Promise<void> {
-    return this.writer.whenIdle();
-  }
-
   /** Whether the account's catalog lists the segment (in any handoff state). */
   async lists(segmentId: string): Promise<boolean> {
     return (await this.withConnection((conn) => findSegment(conn, this.accountId, segmentId))) !== undefined;

@@ -135,11 +135,6 @@ export class HotWriter {
     });
   }
 
-  /** Resolves once every request submitted so far has finished (committed or failed). */
-  async whenIdle(): Promise<void> {
-    while (this.draining || this.queue.length > 0) await this.idle;
-  }
-
   /** Stops accepting requests and waits for queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true;

@@ -143,6 +143,8 @@ export class StorageEngine {
   private closed = false;
   /** Why appends are refused (a drain), or undefined. */
   private writesStopped: string | undefined;
+  /** Appends accepted and not yet committed or failed (what stopWrites waits for). */
+  private readonly appending = new Set<Promise<AppendResult>>();
   /**
    * The highest coordinator revision at which a segment released or settled here had been handed
    * off: a query whose view is older would expect it elsewhere (handoff.ts), so its fragments are
@@ -249,9 +251,15 @@ export class StorageEngine {
     }
     if (!isAccountId(input.accountId)) throw new StrataError('invalid', 'Account id must be a lower-case GUID.');
     const started = process.hrtime.bigint();
-    const store = await this.storeFor(input.accountId, true);
-    this.options.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
-    const result = await store.append(input);
+    // Tracked from here, past the awaits before the account's writer queues it: stopWrites waits
+    // for every append that got by its check, whichever account store it is on its way to.
+    const work = (async () => {
+      const store = await this.storeFor(input.accountId, true);
+      this.options.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
+      return store.append(input);
+    })();
+    this.appending.add(work);
+    const result = await work.finally(() => this.appending.delete(work));
     m.appendSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     if (result.duplicate) m.duplicateAppends.inc();
     else m.appendedRows.inc(result.rowsStored);
@@ -379,7 +387,7 @@ export class StorageEngine {
    */
   async stopWrites(reason: string): Promise<void> {
     this.writesStopped = reason;
-    for (const store of [...this.stores.values()]) await store.whenWritesIdle();
+    await Promise.allSettled([...this.appending]);
   }
 
   /** Whether appends are refused by stopWrites. */
