@@ -18,9 +18,9 @@
 //   npx tsc -b tsconfig.build.json && node bench/query/cost-breakdown.mjs [--rows 10000000] [--runs 9] [--query N]
 import { rmSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { boundStatement, encodeBatch, inlineParams, runFragment } from '@strata/common';
+import { encodeBatch, fragmentSql, inlineParams, runFragment } from '@strata/common';
 import { distributedRunner, MergeDatabase, planQuery, SchemaCatalogSource } from '@strata/gateway';
-import { scanRangeMs } from '../../gateway/dist/src/query/cluster/worker-protocol.js';
+import { scanRangeMs, storageTimeUs } from '../../gateway/dist/src/query/cluster/worker-protocol.js';
 // Internals of the gateway (not its package exports), for timing the layers one by one.
 import { executePlanColumnar, queryResultJson } from '../../gateway/dist/src/query/engine.js';
 import { ACCOUNT, agent, DATA, loadRows, median, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
@@ -58,48 +58,58 @@ try {
 
   for (const [index, q] of QUERIES.entries()) {
     if (ONLY >= 0 && index !== ONLY) continue;
-    const plan = planQuery(q.kql, CATALOG, {});
-    const spec = plan.single;
-    if (!spec) throw new Error(`no whole-query statement for ${q.name}`);
+    // Planned as the query service plans (time conjuncts left to the scan). A top-N has no
+    // whole-query statement: its one fragment is what the worker runs (per scan branch).
+    const plan = planQuery(q.kql, CATALOG, { storageTime: true });
+    const spec = plan.single ?? plan.fragments[0];
+    const range = { ...scanRangeMs(spec.timeRange), ...storageTimeUs(spec) };
     const statement = { ...spec, maxRows: spec.limit };
     const whole = await storage.openScan(ACCOUNT, SCHEMA);
-    const ranged = await storage.openScan(ACCOUNT, SCHEMA, scanRangeMs(spec.timeRange));
+    const ranged = await storage.openScan(ACCOUNT, SCHEMA, range);
     const signal = new AbortController().signal;
     const names = ranged.columns.map((c) => c.name);
     const types = spec.columns.map((c) => c.type);
-    const generated = boundStatement(
+    const generated = fragmentSql(
       { ...statement, sql: inlineParams(spec.sql, spec.params) ?? spec.sql },
       ranged.relation,
       names,
+      ranged.branches,
     );
     const layers = [
       ['direct SQL', async () => (await whole.connection.runAndReadAll(q.sql(whole.relation))).getRows()],
       ['generated SQL', async () => (await ranged.connection.runAndReadAll(generated)).getRows()],
-      ['+ wire values', () => drain(runFragment(ranged.connection, ranged.relation, names, statement, signal))],
+      [
+        '+ wire values',
+        () => drain(runFragment(ranged.connection, ranged.relation, names, statement, signal, 8192, ranged.branches)),
+      ],
       [
         '+ encode',
         async () => {
-          for (const b of await drain(runFragment(ranged.connection, ranged.relation, names, statement, signal)))
+          for (const b of await drain(
+            runFragment(ranged.connection, ranged.relation, names, statement, signal, 8192, ranged.branches),
+          ))
             encodeBatch(b, types);
         },
       ],
       [
         '+ snapshot',
         async () => {
-          const scan = await storage.openScan(ACCOUNT, SCHEMA, scanRangeMs(spec.timeRange));
+          const scan = await storage.openScan(ACCOUNT, SCHEMA, range);
           try {
-            const batches = await drain(runFragment(scan.connection, scan.relation, names, statement, signal));
+            const batches = await drain(
+              runFragment(scan.connection, scan.relation, names, statement, signal, 8192, scan.branches),
+            );
             for (const b of batches) encodeBatch(b, types);
           } finally {
             await scan.release();
           }
         },
       ],
-      ['worker call', async () => drain(await runner().single(spec, signal))],
+      ['worker call', async () => drain(plan.single ? await runner().single(spec, signal) : runner()(spec, signal))],
       [
         'gateway',
         async () => {
-          const p = planQuery(q.kql, CATALOG, {});
+          const p = planQuery(q.kql, CATALOG, { storageTime: true });
           const r = await executePlanColumnar(p, runner(), { mergeDatabase: merge });
           return queryResultJson(r);
         },

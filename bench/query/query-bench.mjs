@@ -86,8 +86,12 @@ try {
   const benchRss = rssOf(process.pid);
 
   // The peers, on the very same rows: the one worker's sealed segment files (every row is sealed;
-  // the bench writes one account, whose segments are under accounts/<id>/segments/).
-  const files = parquetFiles(path.join(one.workerDirs[0], 'accounts'));
+  // the bench writes one account, whose segments are under accounts/<id>/segments/). Copied first:
+  // the cluster's compaction may replace them while the peers load (a slow load of 10 M rows into
+  // ClickHouse once found a listed file gone).
+  const peerFiles = path.join(DATA, 'peer-files');
+  cpSync(path.join(one.workerDirs[0], 'accounts'), peerFiles, { recursive: true });
+  const files = parquetFiles(peerFiles);
   if (PEERS) {
     t = performance.now();
     native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());

@@ -18,5 +18,7 @@ export {
   type QueryResult,
   warmQueryEngine,
 } from './query/engine.js';
+export { QueryCoverage } from './query/query-coverage.js';
+export { QueryService } from './query/query-service.js';
 export type { SchemaCatalog } from './query/types.js';
 export { allRoutes } from './routes.js';

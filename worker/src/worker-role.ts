@@ -194,6 +194,7 @@ export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions 
         freeBytes: guard.freeBytes,
         writable: guard.writable && !draining,
         ...(draining ? { draining } : {}),
+        scanTimeBounds: true,
       });
     }
     const registered = lease;

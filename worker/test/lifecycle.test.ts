@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import {
+  ChannelPool,
+  createLogger,
+  EmbeddedCoordinator,
+  encodeFragmentRequest,
+  startGrpcServer,
+  stopGrpcServer,
+} from '@strata/common';
+import { testIdentity } from '@strata/common/testing';
+import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
 import { RetentionRules } from '../src/storage/retention-rules.js';
+import { workerStorageService } from '../src/storage/worker-storage-service.js';
+import { StoragePolicyPoller } from '../src/storage-policy-poller.js';
 import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
 
 const DAY = 86_400_000;
@@ -207,5 +219,29 @@ describe('purge steps in worker storage', function () {
       /exactly the rows' ids/,
     );
     assert.equal((await scanRows(t.engine, 'P')).length, 6);
+  });
+
+  it('refuses over gRPC a purge fragment with storage-applied time bounds (its statement must be its whole predicate)', async () => {
+    t.engine = await openEngine(t.dir);
+    await loadSegments(t.engine, 1, 4);
+    const log = createLogger('test', { level: 'silent' });
+    const channels = new ChannelPool(testIdentity(['database']));
+    const policy = new StoragePolicyPoller(new EmbeddedCoordinator(log), channels, t.engine, log);
+    const service = workerStorageService(t.engine, policy, log);
+    const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
+    try {
+      const client = channels.client(WorkerStorageServiceService, `127.0.0.1:${port}`);
+      const fragment = encodeFragmentRequest({ accountId: ACCOUNT, schema: 'P' }, evenSeq);
+      await assert.rejects(
+        client.purgeStep({ jobId: 'job-4', fragment: { ...fragment, fromUs: 1 }, maxSegments: 4 }, { timeoutMs: 30_000 }),
+        /whole predicate/,
+      );
+      assert.equal((await scanRows(t.engine, 'P')).length, 8, 'nothing was purged');
+      const done = await client.purgeStep({ jobId: 'job-4', fragment, maxSegments: 4 }, { timeoutMs: 30_000 });
+      assert.equal(done.rowsRemoved, 4, 'the same fragment without bounds purges');
+    } finally {
+      await stopGrpcServer(server, 0);
+      channels.close();
+    }
   });
 });

@@ -30,6 +30,12 @@ export interface WorkerRegistration {
    * last replication round: what a rebalance evens out.
    */
   segmentBytes?: number;
+  /**
+   * The worker's scans apply a fragment's exact time bounds (ExecuteFragmentRequest from_us/to_us).
+   * A gateway leaves time conjuncts out of its statements only when every worker it asks says so:
+   * an older worker would ignore the bounds (decision 0018).
+   */
+  scanTimeBounds?: boolean;
 }
 
 /**

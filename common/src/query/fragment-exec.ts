@@ -45,6 +45,17 @@ export interface FragmentStatement {
    * knows. A small bound lets the statement run materialized with its values as literals.
    */
   maxRows?: bigint;
+  /**
+   * The statement is a top-N (ExecuteFragmentRequest.branch_top_n): over parts of the rows, its
+   * answers' union ordered by `keys` (output column positions) and limited to `limit` is its
+   * answer over all of them. Lets runFragment run it per scan branch (see there).
+   */
+  branchTopN?: BranchTopN;
+}
+
+export interface BranchTopN {
+  keys: readonly { column: number; descending: boolean; nullsFirst: boolean }[];
+  limit: bigint;
 }
 
 /**
@@ -131,7 +142,35 @@ export function boundStatement(statement: FragmentStatement, relation: string, a
   return `WITH ${source}, ${statement.sql.slice('WITH '.length)}`;
 }
 
-/** Runs a fragment over `relation` on `connection`; an abort interrupts the statement. */
+/**
+ * The statement over `relation`, or, for a top-N statement over a relation made of several
+ * `branches` (each a parenthesised SELECT of the same columns whose union is the relation), the
+ * statement over each branch and the first rows of their union. Why: over a UNION ALL, DuckDB's
+ * top-N decodes every column of every row; over one scan it reads the key column and fetches the
+ * winning rows only (late materialization): ~3–5× faster on the query bench's top 10 (decision 0018).
+ */
+export function fragmentSql(
+  statement: FragmentStatement,
+  relation: string,
+  available: readonly string[],
+  branches?: readonly string[],
+): string {
+  const topN = statement.branchTopN;
+  if (!topN || !branches || branches.length < 2) return boundStatement(statement, relation, available);
+  const order = topN.keys.map((k) => {
+    const column = statement.columns[k.column];
+    if (!column) throw new StrataError('invalid', 'A top-N key names no output column of the fragment.');
+    return `${quoteIdentifier(column.id)}${k.descending ? ' DESC' : ' ASC'}${k.nullsFirst ? ' NULLS FIRST' : ' NULLS LAST'}`;
+  });
+  if (order.length === 0) throw new StrataError('invalid', 'A top-N fragment needs at least one key.');
+  const parts = branches.map((b) => `(${boundStatement(statement, b, available)})`);
+  return `SELECT * FROM (${parts.join(' UNION ALL ')}) ORDER BY ${order.join(', ')} LIMIT ${BigInt(topN.limit).toString()}`;
+}
+
+/**
+ * Runs a fragment over `relation` (made of `branches`, when given: see fragmentSql) on
+ * `connection`; an abort interrupts the statement.
+ */
 export async function* runFragment(
   connection: DuckDBConnection,
   relation: string,
@@ -139,6 +178,7 @@ export async function* runFragment(
   statement: FragmentStatement,
   signal: AbortSignal,
   batchRows = 8192,
+  branches?: readonly string[],
 ): AsyncGenerator<ColumnBatch> {
   signal.throwIfAborted();
   const interrupt = () => connection.interrupt();
@@ -149,10 +189,10 @@ export async function* runFragment(
     let result: DuckDBResult;
     try {
       if (inlined !== undefined) {
-        result = await connection.run(boundStatement({ ...statement, sql: inlined }, relation, available));
+        result = await connection.run(fragmentSql({ ...statement, sql: inlined }, relation, available, branches));
       } else {
         const { values, types } = bindValues(statement.params);
-        const sql = boundStatement(statement, relation, available);
+        const sql = fragmentSql(statement, relation, available, branches);
         result = bounded ? await connection.run(sql, values, types) : await connection.stream(sql, values, types);
       }
     } catch (err) {

@@ -10,7 +10,7 @@
 import { type ExecuteFragmentRequest, WireType as ProtoWireType, ValueType } from '@strata/proto/query/v1/query';
 import { StrataError } from '../errors.js';
 import type { WireType } from './column-batch.js';
-import type { FragmentStatement, ParamValue } from './fragment-exec.js';
+import type { BranchTopN, FragmentStatement, ParamValue } from './fragment-exec.js';
 import type { QueryValueType } from './value-types.js';
 
 const PROTO_WIRE: Record<WireType, ProtoWireType> = {
@@ -92,6 +92,12 @@ export interface FragmentTarget {
   toMs?: number;
   /** Absent: the caller read no view (a worker then reads no incoming segment). */
   view?: FragmentView;
+  /**
+   * Exact bounds in µs, both inclusive, that the storage applies itself because the statement
+   * does not repeat them (the planner's storage-applied time conjuncts, decision 0018).
+   */
+  fromUs?: number;
+  toUs?: number;
 }
 
 export function encodeFragmentRequest(target: FragmentTarget, statement: FragmentStatement): ExecuteFragmentRequest {
@@ -100,6 +106,8 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     schema: target.schema,
     ...(target.fromMs !== undefined ? { fromMs: target.fromMs } : {}),
     ...(target.toMs !== undefined ? { toMs: target.toMs } : {}),
+    ...(target.fromUs !== undefined ? { fromUs: target.fromUs } : {}),
+    ...(target.toUs !== undefined ? { toUs: target.toUs } : {}),
     sql: statement.sql,
     params: statement.params.map((p) => ({ type: PROTO_WIRE[p.type], value: paramText(p), isNull: p.value === null })),
     sourceColumns: statement.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
@@ -107,6 +115,18 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     ...(statement.maxRows !== undefined ? { maxRows: Number(statement.maxRows) } : {}),
     viewRevision: target.view?.revision ?? 0,
     segmentOwners: target.view?.owners.map((o) => ({ segmentId: o.segmentId, workerId: o.workerId })) ?? [],
+    ...(statement.branchTopN
+      ? {
+          branchTopN: {
+            keys: statement.branchTopN.keys.map((k) => ({
+              column: k.column,
+              descending: k.descending,
+              nullsFirst: k.nullsFirst,
+            })),
+            limit: Number(statement.branchTopN.limit),
+          },
+        }
+      : {}),
   };
 }
 
@@ -122,6 +142,18 @@ export function decodeFragmentStatement(req: ExecuteFragmentRequest): FragmentSt
     }),
     columns: req.columns.map((c) => ({ id: c.id, type: wireTypeFromProto(c.type) })),
     ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
+    ...(req.branchTopN ? { branchTopN: branchTopNOf(req.branchTopN, req.columns.length) } : {}),
+  };
+}
+
+function branchTopNOf(t: NonNullable<ExecuteFragmentRequest['branchTopN']>, columns: number): BranchTopN {
+  if (!Number.isSafeInteger(t.limit) || t.limit < 0)
+    throw new StrataError('invalid', 'A top-N limit must be a non-negative integer.');
+  if (t.keys.length === 0 || t.keys.some((k) => !Number.isInteger(k.column) || k.column < 0 || k.column >= columns))
+    throw new StrataError('invalid', 'A top-N key must name an output column.');
+  return {
+    keys: t.keys.map((k) => ({ column: k.column, descending: k.descending, nullsFirst: k.nullsFirst })),
+    limit: BigInt(t.limit),
   };
 }
 
@@ -135,5 +167,7 @@ export function decodeFragmentTarget(req: ExecuteFragmentRequest): FragmentTarge
     ...(req.viewRevision > 0 || req.segmentOwners.length > 0
       ? { view: { revision: req.viewRevision, owners: req.segmentOwners.map((o) => ({ ...o })) } }
       : {}),
+    ...(req.fromUs !== undefined ? { fromUs: req.fromUs } : {}),
+    ...(req.toUs !== undefined ? { toUs: req.toUs } : {}),
   };
 }

@@ -157,8 +157,8 @@ export type FillKind = 'forward' | 'backward' | 'const' | 'linear';
 /**
  * series_fill_forward / _backward (a missing value takes the last / next present one; missing
  * values at the start / end stay), series_fill_const (every missing value becomes the constant),
- * series_fill_linear (interpolated between present neighbours, rounded when every present element
- * is a long; the edges take the nearest present value unless fill_edges is false; a series with
+ * series_fill_linear (interpolated between present neighbours, the fraction dropped when every
+ * present element is a long; the edges take the nearest present value unless fill_edges is false; a series with
  * no present value is filled with constant_value).
  */
 export function seriesFill(
@@ -202,12 +202,9 @@ export function seriesFill(
     const v1 = (x[i1] as SeriesValue).v as number;
     for (let i = i0 + 1; i < i1; i++) {
       const v = v0 + ((v1 - v0) * (i - i0)) / (i1 - i0);
-      // Kusto rounds between longs; how it rounds a tie (x.5) is not documented.
-      if (allLong && Math.abs(v - Math.trunc(v)) === 0.5)
-        throw new SeriesRefusal(
-          'series_fill_linear between longs that falls exactly halfway (x.5) is not supported: Kusto rounds it, in a way not documented. Convert the series to reals first (series_multiply(s, 1.0)).',
-        );
-      out[i] = allLong ? num(Math.round(v), false) : num(v, true);
+      // Between longs Kusto keeps longs: its documented example drops the fraction (73.5 → 73,
+      // 32.67 → 32), as a cast to long does (toward zero).
+      out[i] = allLong ? num(Math.trunc(v), false) : num(v, true);
     }
   }
   if (fillEdges) {

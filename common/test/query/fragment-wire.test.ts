@@ -41,6 +41,28 @@ describe('query fragment wire format', () => {
     assert.deepEqual(decodeFragmentTarget(req), { accountId: 'a1', schema: 'web.logs', fromMs: -5, toMs: 1_700_000_000_001 });
   });
 
+  it('round-trips exact storage-applied time bounds and a top-N, and refuses a top-N key outside the output', () => {
+    const topN = { keys: [{ column: 1, descending: true, nullsFirst: false }], limit: 10n };
+    const target = {
+      accountId: 'a1',
+      schema: 's',
+      fromMs: 1,
+      toMs: 3,
+      fromUs: 1_700_000_000_000_001,
+      toUs: 1_700_000_000_002_000,
+    };
+    const req = encodeFragmentRequest(target, { ...statement, branchTopN: topN });
+    assert.deepEqual(decodeFragmentTarget(req), target);
+    assert.deepEqual(decodeFragmentStatement(req).branchTopN, topN);
+    for (const bad of [
+      { keys: [], limit: 10 },
+      { keys: [{ column: statement.columns.length, descending: false, nullsFirst: false }], limit: 10 },
+      { keys: [{ column: -1, descending: false, nullsFirst: false }], limit: 10 },
+      { keys: [{ column: 0, descending: false, nullsFirst: false }], limit: -1 },
+    ])
+      assert.throws(() => decodeFragmentStatement({ ...req, branchTopN: bad }), /top-N/);
+  });
+
   it('leaves out an open time range and a missing row bound', () => {
     const { maxRows: _, ...unbounded } = statement;
     const req = encodeFragmentRequest({ accountId: 'a1', schema: 's' }, unbounded);

@@ -33,6 +33,8 @@ export interface PlanOptions {
   parameters?: ReadonlyMap<string, unknown>;
   /** Rows every table read is limited to (BindOptions.window): an alert rule's lookback. */
   window?: { fromUs: bigint; toUs: bigint };
+  /** Time conjuncts applied by the workers' scans, not the statements (PlanInput.storageTime). */
+  storageTime?: boolean;
 }
 
 const DEFAULT_MAX_ROWS = 50_000;
@@ -100,6 +102,7 @@ function planPhase(text: string, catalog: SchemaCatalog, options: PlanOptions, a
   try {
     const { ast, bound, nowUs } = bindQuery(text, catalog, options, answers);
     const input: PlanInput = { rel: bound.rel, scalars: bound.scalars, maxRows: options.maxRows ?? DEFAULT_MAX_ROWS, nowUs };
+    if (options.storageTime) input.storageTime = true;
     if (ast.render) input.render = ast.render;
     return planFragments(input);
   } catch (err) {

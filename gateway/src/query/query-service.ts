@@ -69,7 +69,14 @@ export class QueryService {
     catalogFor: (fresh: boolean) => Promise<SchemaCatalog>,
     options: QueryRunOptions,
   ): Promise<ColumnarResult> {
-    const planOptions: PlanOptions = { ...options.plan, ...(options.parameters ? { parameters: options.parameters } : {}) };
+    // The workers' scans apply the time conjuncts exactly (segments wholly inside read no
+    // timestamps), when every worker asked says it does (an older one would ignore the bounds).
+    const storageTime = options.coverage?.workers.every((w) => w.scanTimeBounds === true) === true;
+    const planOptions: PlanOptions = {
+      ...options.plan,
+      ...(options.parameters ? { parameters: options.parameters } : {}),
+      storageTime,
+    };
     let plan: ReturnType<typeof planQuery>;
     try {
       plan = planQuery(query, await catalogFor(false), planOptions);

@@ -38,6 +38,20 @@ function literal(value: Cell, type: KqlType): { sql: string; param?: unknown } {
   }
 }
 
+/**
+ * The table as a worker's scan gives it: with the fragment's storage-applied time bounds applied
+ * exactly (its statement leaves those conjuncts out), as the real scan does (scan.ts).
+ */
+function relationOf(fragment: SingleWorkerSpec): string {
+  const table = quoteIdentifier(fragment.table);
+  const { fromUs, toUs } = fragment.storageTime ?? {};
+  const conds = [
+    ...(fromUs !== undefined ? [`"timestamp" >= make_timestamp(${fromUs}::BIGINT)`] : []),
+    ...(toUs !== undefined ? [`"timestamp" <= make_timestamp(${toUs}::BIGINT)`] : []),
+  ];
+  return conds.length > 0 ? `(SELECT * FROM ${table} WHERE ${conds.join(' AND ')})` : table;
+}
+
 export class FakeWorkers {
   private readonly checker = new FragmentChecker();
 
@@ -90,7 +104,7 @@ export class FakeWorkers {
           const table = this.catalog.tables.find((t) => t.name === fragment.table);
           const available = table ? table.columns.map((col) => col.name) : [];
           await this.checker.check(c, fragment.sql);
-          for await (const b of runFragment(c, quoteIdentifier(fragment.table), available, fragment, signal)) out.push(b);
+          for await (const b of runFragment(c, relationOf(fragment), available, fragment, signal)) out.push(b);
           return out;
         }),
       );

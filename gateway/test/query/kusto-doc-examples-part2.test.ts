@@ -100,7 +100,9 @@ describe('documented examples of the part-2 operators, with our own data', () =>
     it('columnsConflict: replace_source and keep_source', async () => {
       const q = 'datatable(Name:string, d:dynamic)["old", dynamic({"Name": "new", "Age": 1})]';
       expectRows(await run(`${q} | evaluate bag_unpack(d, columnsConflict='replace_source')`), [{ Age: 1, Name: 'new' }]);
-      expectRows(await run(`${q} | evaluate bag_unpack(d, columnsConflict='keep_source')`), [{ Name: 'old', Age: 1 }]);
+      const kept = await run(`${q} | evaluate bag_unpack(d, columnsConflict='keep_source')`);
+      assert.deepEqual(kept.header, ['Age', 'Name']);
+      expectRows(kept, [{ Age: 1, Name: 'old' }]);
       await assert.rejects(run(`${q} | evaluate bag_unpack(d)`), /columnsConflict/);
     });
 
@@ -135,6 +137,39 @@ describe('documented examples of the part-2 operators, with our own data', () =>
         { Day: 1, north: 10, south: 20, west: 2 },
         { Day: 2, north: 5, south: 3, west: 1 },
         { Day: 3, north: 1, south: 4, west: null },
+      ]);
+    });
+
+    it('with sum: a cell without rows is 0', async () => {
+      const r = await run(`${SALES} | where Amount > 3 | project Region, Seller, Amount | evaluate pivot(Region, sum(Amount))`);
+      assert.deepEqual(r.header, ['Seller', 'north', 'south']);
+      expectRows(r, [
+        { Seller: 'ann', north: 15, south: 0 },
+        { Seller: 'bob', north: 7, south: 0 },
+        { Seller: 'dan', north: 0, south: 20 },
+        { Seller: 'eve', north: 0, south: 4 },
+      ]);
+    });
+
+    it('with sum and several grouping columns', async () => {
+      const r = await run(`${SALES} | where Amount > 3 | evaluate pivot(Region, sum(Amount), Seller, Day)`);
+      assert.deepEqual(r.header, ['Seller', 'Day', 'north', 'south']);
+      expectRows(r, [
+        { Seller: 'ann', Day: 1, north: 10, south: 0 },
+        { Seller: 'ann', Day: 2, north: 5, south: 0 },
+        { Seller: 'bob', Day: 1, north: 7, south: 0 },
+        { Seller: 'dan', Day: 1, north: 0, south: 20 },
+        { Seller: 'eve', Day: 3, north: 0, south: 4 },
+      ]);
+    });
+
+    it('with an output schema naming the value columns', async () => {
+      const r = await run(`${SALES} | project Region, Day | evaluate pivot(Region) : (Day:long, north:long, west:long)`);
+      assert.deepEqual(r.header, ['Day', 'north', 'west']);
+      expectRows(r, [
+        { Day: 1, north: 2, west: 1 },
+        { Day: 2, north: 1, west: 1 },
+        { Day: 3, north: 1, west: 0 },
       ]);
     });
 
@@ -237,10 +272,39 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       expectRows(await run(`${NOTES} | search "*land" | project Id`), [{ Id: 3 }]);
       expectRows(await run(`${NOTES} | search "*ree*" | project Id`), [{ Id: 1 }, { Id: 2 }, { Id: 3 }]);
       expectRows(await run(`${NOTES} | search "no*ng" | project Id`), [{ Id: 4 }]);
+      expectRows(await run(`${NOTES} | search kind=default "GREEN" | project Id`), [{ Id: 1 }, { Id: 2 }]);
     });
 
-    it('a column comparison', async () => {
+    it('a column comparison, an exact match, a regex, or with a range', async () => {
       expectRows(await run(`${NOTES} | search Id > 2 and Source == "Public" | project Id`), [{ Id: 3 }]);
+      expectRows(await run(`${NOTES} | search Source == "Public" | project Id`), [{ Id: 2 }, { Id: 3 }]);
+      expectRows(await run(`${NOTES} | search Note matches regex "^[a-z]" | project Id`), [{ Id: 2 }, { Id: 4 }]);
+      expectRows(await run(`${NOTES} | search "lights" or (Id > 1 and Id < 3) | project Id`), [{ Id: 1 }, { Id: 2 }]);
+    });
+
+    it('search * keeps every row; a pattern term is bounded by word boundaries', async () => {
+      expectRows(await run(`${NOTES} | search * | project Id`), [{ Id: 1 }, { Id: 2 }, { Id: 3 }, { Id: 4 }]);
+      const lab = 'datatable(Host:string)["Lab1 PC", "xLab PCs", "my Lab-PC", "lab pc"]';
+      expectRows(await run(`${lab} | search "Lab*PC" | project Host`), [
+        { Host: 'Lab1 PC' },
+        { Host: 'my Lab-PC' },
+        { Host: 'lab pc' },
+      ]);
+      expectRows(await run(`${lab} | search kind=case_sensitive "Lab*PC" | project Host`), [
+        { Host: 'Lab1 PC' },
+        { Host: 'my Lab-PC' },
+      ]);
+    });
+
+    it('two columns, either term; a condition on a column only one table has', async () => {
+      const people = 'datatable(First:string, Last:string)["Ada", "Hughes", "Bo", "Aaron", "Aaron", "Stone"]';
+      expectRows(await run(`${people} | search First:"Aaron" or Last:"Hughes"`), [
+        { $table: '', First: 'Ada', Last: 'Hughes' },
+        { $table: '', First: 'Aaron', Last: 'Stone' },
+      ]);
+      const r = await run('search in (Logs, logship.agent.events) "db" and value > 20 | summarize n = count() by $table');
+      const expected = [21, 23, 25, 27, 29].length; // db-9 rows are the odd hours; value is the hour
+      assert.deepEqual(r.results, [{ $table: 'logship.agent.events', n: expected }]);
     });
 
     it('over several tables with $table', async () => {
@@ -258,6 +322,23 @@ describe('documented examples of the part-2 operators, with our own data', () =>
         { Region: 'north', Seller: 'ann', Amount: 10 },
         { Region: 'south', Seller: 'dan', Amount: 20 },
         { Region: 'west', Seller: 'fay', Amount: 2 },
+      ]);
+    });
+
+    it('the legacy form with its own source, reading the key column as the value', async () => {
+      const r = await run(
+        `range x from 1 to 2 step 1 | partition hint.strategy=legacy by x { ${SALES} | where Day == x | count }`,
+      );
+      expectRows(r, [{ Count: 4 }, { Count: 3 }]);
+    });
+
+    it('a partition named with as and read by toscalar', async () => {
+      const r = await run(
+        `${SALES} | partition by Region (as P | extend pct = Amount * 100.0 / toscalar(P | summarize sum(Amount)) | where Seller == "gus" or Seller == "dan" | project Seller, pct)`,
+      );
+      expectRows(r, [
+        { Seller: 'dan', pct: (20 * 100) / 27 },
+        { Seller: 'gus', pct: (1 * 100) / 3 },
       ]);
     });
 
@@ -297,6 +378,51 @@ describe('documented examples of the part-2 operators, with our own data', () =>
       expectRows(r, [
         { Id: 1, l: [3, 9, 4], second: 9 },
         { Id: 2, l: [8, 1], second: 1 },
+      ]);
+    });
+
+    it('the expansion itself (take more than there are)', async () => {
+      const r = await run(
+        'datatable(k:long, a:dynamic)[0, dynamic([4]), 1, dynamic([2, 9, 4])] | mv-apply b = a to typeof(long) on (take 50)',
+      );
+      assert.deepEqual(r.header, ['k', 'a', 'b']);
+      expectRows(r, [
+        { k: 0, a: [4], b: 4 },
+        { k: 1, a: [2, 9, 4], b: 2 },
+        { k: 1, a: [2, 9, 4], b: 9 },
+        { k: 1, a: [2, 9, 4], b: 4 },
+      ]);
+    });
+
+    it('two arrays in parallel: the top two by one, listed', async () => {
+      const r = await run(
+        'datatable(k:long, n:dynamic, v:dynamic)[1, dynamic(["p", "q", "r"]), dynamic([5, 9, 1]), 2, dynamic(["s", "t"]), dynamic([3, 8])] | mv-apply N = n, V = v to typeof(long) on (top 2 by V | summarize N = make_list(N), V = make_list(V))',
+        { unorderedLists: true },
+      );
+      assert.deepEqual(r.header, ['k', 'n', 'v', 'N', 'V']);
+      const sorted = r.results.map((x) => ({ ...x, N: [...(x.N as string[])].sort(), V: [...(x.V as number[])].sort() }));
+      expectRows({ results: sorted }, [
+        { k: 1, n: ['p', 'q', 'r'], v: [5, 9, 1], N: ['p', 'q'], V: [5, 9] },
+        { k: 2, n: ['s', 't'], v: [3, 8], N: ['s', 't'], V: [3, 8] },
+      ]);
+    });
+
+    it('two arrays of different lengths joined element by element', async () => {
+      const r = await run(
+        'datatable(k:long, a:dynamic, b:dynamic)[1, dynamic(["a", "b"]), dynamic(["x", "y", "z"])] | mv-apply A = a, B = b on (extend o = strcat(A, "-", B) | summarize o = make_list(o))',
+        { unorderedLists: true },
+      );
+      assert.deepEqual([...(r.results[0] as { o: string[] }).o].sort(), ['-z', 'a-x', 'b-y']);
+    });
+
+    it("over a property bag, reading the row's own column inside", async () => {
+      const r = await run(
+        'datatable(k:string, P:dynamic)["a", dynamic({"S":"555-1","T":"777","C":4}), "b", dynamic({"S":"555-3","T":"555-9"})] | mv-apply e = P on (mv-expand kind = array P | where tostring(P[1]) !startswith "555" | summarize drop = make_set(P[0])) | project k, drop',
+        { unorderedLists: true },
+      );
+      expectRows({ results: r.results.map((x) => ({ ...x, drop: [...(x.drop as string[])].sort() })) }, [
+        { k: 'a', drop: ['C', 'T'] },
+        { k: 'b', drop: [] },
       ]);
     });
 

@@ -163,6 +163,8 @@ const QUERIES = [
   'T | mv-apply e = d, f = d on (summarize make_list(e))',
   'T | mv-apply d on (extend q = 1)',
   'T | mv-apply e = d on (project e, ee = e)',
+  'T | mv-apply e = d on (project x)',
+  'T | mv-apply e = d on (summarize c = count() by s)',
   'T | partition by host (summarize c = count(), avg(x))',
   'T | partition by host { $partition | project host }',
 ];

@@ -2,7 +2,7 @@
  * Property test over random pipelines of the operators and statements of issue 16 (joins, lookup,
  * union options, let functions, as, invoke, materialize, mv-expand, extend's input-row rule, and
  * part 2: toscalar, top-hitters, top-nested, evaluate pivot/bag_unpack/narrow, search, partition,
- * mv-apply, parse-kv, term operators, sketches, dynamic reshaping, make-series): every query
+ * mv-apply, parse-kv, term operators, sketches, dynamic reshaping, make-series, row_window_session): every query
  * is answered or refused with a query error (never an internal failure), within a bound, and gives
  * the same answer on one worker and on three.
  */
@@ -56,6 +56,8 @@ const STEPS = fc.oneof(
     'sort by timestamp asc',
     'extend rn = row_number(), pl = prev(latencyMs)',
     'serialize c = row_cumsum(1)',
+    'extend ws = row_window_session(timestamp, 30m, 10m)',
+    'serialize ws = row_window_session(timestamp, 1h, 8m, level != "Info")',
     'top-hitters 3 of host',
     'top-hitters 2 of level by latencyMs',
     'top-nested 2 of level by count(), top-nested 1 of host with others = "o" by m = max(latencyMs)',
@@ -104,7 +106,7 @@ describe('random pipelines of joins, unions, functions and statements', () => {
         const started = performance.now();
         // serialize over unsorted rows numbers them in an arbitrary order (Kusto's too): such
         // pipelines must agree on their columns only.
-        const arbitrary = /serialize|row_number|prev\(|narrow/.test(q);
+        const arbitrary = /serialize|row_number|prev\(|row_window_session|narrow/.test(q);
         try {
           await run(q, arbitrary ? { columnsOnly: true } : {});
           answered++;

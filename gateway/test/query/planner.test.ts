@@ -7,7 +7,7 @@ import { StrataError } from '@strata/common';
 import { after, before, describe, it } from 'mocha';
 import { executePlan, type FragmentSpec, planQuery } from '../../src/query/engine.js';
 import type { ColumnBatch } from '../../src/query/exec/batches.js';
-import { closeCluster, getCluster, LOGS, NOW } from './fixture.js';
+import { closeCluster, getCluster, kustoDate, LOGS, NOW, run } from './fixture.js';
 
 const us = (d: Date | number) => BigInt(new Date(d).getTime()) * 1000n;
 
@@ -42,6 +42,67 @@ describe('query planning and distributed execution', () => {
     ]) {
       assert.deepEqual(planQuery(q, catalog, { now: NOW }).fragments[0]?.timeRange, {}, q);
     }
+  });
+
+  it('leaves exact time conjuncts to the scans only when asked, and only those it can state exactly', () => {
+    const q =
+      'Logs | where timestamp > datetime(2024-03-10 10:00) and level == "Error" and datetime(2024-03-10 11:00) >= timestamp | count';
+    const full = planQuery(q, catalog, { now: NOW });
+    assert.equal(full.fragments[0]?.storageTime, undefined, 'not without the option (a purge plans this way)');
+    const p = planQuery(q, catalog, { now: NOW, storageTime: true });
+    const [f] = p.fragments;
+    assert.deepEqual(f?.storageTime, { fromUs: us(Date.UTC(2024, 2, 10, 10)) + 1n, toUs: us(Date.UTC(2024, 2, 10, 11)) });
+    assert.deepEqual(p.single?.storageTime, f?.storageTime);
+    for (const statement of [f?.sql, p.single?.sql]) {
+      assert.ok(statement && !/TIMESTAMP|make_timestamp|"timestamp"/i.test(statement), `no time condition left: ${statement}`);
+      assert.ok(statement.includes('level') || statement.includes('$1'), 'the other conjunct stays');
+    }
+    assert.deepEqual(
+      planQuery('Logs | where timestamp == datetime(2024-03-10 10:00)', catalog, { now: NOW, storageTime: true }).fragments[0]
+        ?.storageTime,
+      { fromUs: us(Date.UTC(2024, 2, 10, 10)), toUs: us(Date.UTC(2024, 2, 10, 10)) },
+    );
+    assert.deepEqual(
+      planQuery('Logs | project t = timestamp | where t < ago(1h) | count', catalog, { now: NOW, storageTime: true }).fragments[0]
+        ?.storageTime,
+      { toUs: us(NOW.getTime() - 3_600_000) - 1n },
+      'a renamed time column is still the stored one',
+    );
+    for (const kept of [
+      'Logs | where timestamp > ago(1h) or latencyMs > 5 | count',
+      'Logs | extend timestamp = now() | where timestamp > ago(1h) | count',
+      'Logs | take 10 | where timestamp > ago(1h)',
+      'Logs | where timestamp between (datetime(2024-03-09) .. 1d) | count',
+      'Logs | where timestamp > datetime(2400-01-01) | count',
+    ]) {
+      assert.equal(planQuery(kept, catalog, { now: NOW, storageTime: true }).fragments[0]?.storageTime, undefined, kept);
+    }
+    // A filter above the fragment (after summarize) keeps its conditions in the merge / single statement.
+    const above = planQuery('Logs | summarize by bin(timestamp, 1h) | where timestamp > ago(1d)', catalog, {
+      now: NOW,
+      storageTime: true,
+    });
+    assert.equal(above.fragments[0]?.storageTime, undefined);
+  });
+
+  it('answers the same with time conjuncts left to the scans, at row times exactly (run compares both)', async () => {
+    const at = kustoDate(LOGS[100]!.timestamp);
+    const later = kustoDate(LOGS[180]!.timestamp);
+    let total = 0;
+    for (const op of ['>', '>=', '<', '<=', '==']) {
+      for (const q of [
+        `Logs | where timestamp ${op} datetime(${at}) | count`,
+        `Logs | where datetime(${at}) ${op} timestamp and level != "Debug" | summarize count() by level`,
+        `Logs | where timestamp ${op} datetime(${at}) and timestamp < datetime(${later}) | top 3 by timestamp desc`,
+        `Logs | project t = timestamp, host | where t ${op} datetime(${at}) | summarize max(t), count() by host`,
+      ]) {
+        const r = await run(q, q.includes('top 3') ? { ordered: true } : {});
+        total += r.results.length;
+      }
+    }
+    const [row] = (await run(`Logs | where timestamp == datetime(${at}) | count`)).results;
+    assert.equal(Number(Object.values(row!)[0]), 1, 'the row at that exact time is found by ==');
+    assert.ok(total > 10);
   });
 
   it('pushes filters, projections and partial aggregates to the workers', () => {

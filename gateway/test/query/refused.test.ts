@@ -29,7 +29,6 @@ const SAMPLES: Record<string, string> = {
   scan: 'T | scan with (step s1: x > 1;)',
   facet: 'T | facet by s',
   fork: 'T | fork (take 1)',
-  row_window_session: 'T | serialize | extend row_window_session(timestamp, 1h, 5m)',
   geo_point_buffer: 'print geo_point_buffer(1, 1, 10)',
   geo_line_buffer: 'T | extend geo_line_buffer(d, 10)',
   geo_polygon_buffer: 'T | extend geo_polygon_buffer(d, 10)',

@@ -113,6 +113,7 @@ const SAMPLES: Record<string, string> = {
   prev: 'prev(x, 1, 0)',
   next: 'next(s)',
   row_cumsum: 'row_cumsum(y)',
+  row_window_session: 'row_window_session(timestamp, 1h, 5m, b)',
   avgif: 'avgif(x, b)',
   minif: 'minif(s, b)',
   maxif: 'maxif(timestamp, x > 1)',

@@ -215,7 +215,7 @@ describe('series functions', () => {
     });
   });
 
-  it('fill_forward, fill_backward, fill_const and fill_linear (edges, placeholder, all-missing, long rounding)', async () => {
+  it('fill_forward, fill_backward, fill_const and fill_linear (edges, placeholder, all-missing, longs stay longs)', async () => {
     const s: N[] = [null, 10, null, null, 40, null];
     const reals = '[null,1.0,null,null,2.5,null]';
     const r = await row(
@@ -240,10 +240,14 @@ describe('series functions', () => {
       fph: [1, 1, 1, 4],
       cph: [1, 9, 3],
     });
-    // A long interpolation between 1 and 4 over two steps rounds (2 and 3 exactly; 1 → 2 by
-    // thirds rounds 1.33 → 1 and 1.67 → 2).
-    close((await row('print r = series_fill_linear(dynamic([1, null, null, 2]))')).r, [1, 1, 2, 2]);
-    await assert.rejects(run('print r = series_fill_linear(dynamic([1, null, 2]))'), /halfway/);
+    // Between longs the fraction is dropped, as Kusto's documented example shows (73.5 → 73, 32.67 → 32).
+    close(
+      await row('print r = series_fill_linear(dynamic([1, null, null, 2])), n = series_fill_linear(dynamic([-1, null, -2]))'),
+      {
+        r: [1, 1, 1, 2],
+        n: [-1, -1, -2],
+      },
+    );
   });
 
   it('series_fir: moving sums and averages, centered, normalization rules', async () => {

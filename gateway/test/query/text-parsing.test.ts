@@ -41,6 +41,30 @@ describe('term operators and text-parsing functions', () => {
     assert.deepEqual(p, { a: true, b: true, c: false, d: true, e: false });
   });
 
+  it('has_any with thousands of terms (several regexes under RE2’s size limit) and as an OR of has', async function () {
+    this.timeout(120_000);
+    const many = Array.from({ length: 6000 }, (_, i) => `t${i}`);
+    const r = await one(
+      `let terms = dynamic(${JSON.stringify(many)}); print a = "x t5999 y" has_any (terms), b = "x t6000 y" has_any (terms)`,
+    );
+    assert.deepEqual(r, { a: true, b: false });
+    const term = fc.constantFrom('user', 'hello', 'world', 'from', 'Timeout', '10.0', '-world', 'admin ', '30s', 'ratio=0');
+    await fc.assert(
+      fc.asyncProperty(fc.array(term, { minLength: 1, maxLength: 5 }), async (ts) => {
+        const list = ts.map((t) => JSON.stringify(t)).join(', ');
+        const ors = ts.map((t) => `message has ${JSON.stringify(t)}`).join(' or ');
+        const ands = ts.map((t) => `message has ${JSON.stringify(t)}`).join(' and ');
+        const q = await run(
+          `Logs | summarize a = countif(message has_any (${list})), b = countif(${ors}), c = countif(message has_all (${list})), d = countif(${ands})`,
+        );
+        const row = q.results[0] as Record<string, unknown>;
+        assert.equal(row.a, row.b);
+        assert.equal(row.c, row.d);
+      }),
+      { numRuns: 20 },
+    );
+  });
+
   it('hasprefix / hassuffix (and _cs, negated): a term starts or ends with the text', async () => {
     const r = await one(`print
       a = "Hello World" hasprefix "wor", b = "Hello World" hasprefix "orl", c = "Hello World" hassuffix "LD",

@@ -135,8 +135,32 @@ export class RelationalStore {
     if (this.busy.size === 0) this.drained?.();
   }
 
-  /** Runs reads on a pooled connection (autocommit). */
+  /**
+   * Runs reads on a pooled connection (autocommit). With a commit hook installed (the replicated
+   * leader) they run in a READ ONLY transaction: a write slipped in here would bypass the log and
+   * make this copy differ from every standby's, so DuckDB refuses it instead.
+   */
   async read<T>(fn: (sql: SqlExecutor) => Promise<T>): Promise<T> {
+    if (!this.commitHook) return this.unlogged(fn);
+    return this.unlogged(async (x) => {
+      await x.run('BEGIN TRANSACTION READ ONLY');
+      try {
+        const result = await fn(x);
+        await x.run('COMMIT');
+        return result;
+      } catch (err) {
+        await x.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * A pooled connection as it is, outside the commit hook and the read-only guard: only for the
+   * store's own bookkeeping that writes nothing to its data (the snapshot copies it into another
+   * attached file). Application code reads with `read` and writes with `transaction`.
+   */
+  async unlogged<T>(fn: (sql: SqlExecutor) => Promise<T>): Promise<T> {
     const connection = await this.acquire();
     try {
       return await fn(new ConnectionExecutor(connection));

@@ -264,6 +264,15 @@ describe('replicated relational store (real etcd, real DuckDB files)', function 
     }
   });
 
+  it('refuses a write outside a transaction on the leader (it would bypass the log)', async () => {
+    const { store } = await openLeader();
+    await assert.rejects(
+      store.read((x) => x.run("INSERT INTO accounts VALUES ('44444444-4444-4444-8444-444444444444', 'sneaky', 'now')")),
+      /read-only mode/,
+    );
+    assert.equal((await store.all("SELECT * FROM accounts WHERE account_name = 'sneaky'")).length, 0);
+  });
+
   it('a deposed leader’s write is refused before it commits and is neither in the log nor in its store', async () => {
     const { store, replication } = await openLeader();
     await workload(store, 1);

@@ -25,11 +25,13 @@ import {
   executePlan,
   MergeDatabase,
   planQuery,
+  QueryCoverage,
   type QueryResult,
+  QueryService,
   SchemaCatalogSource,
   warmQueryEngine,
 } from '@strata/gateway';
-import { QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
+import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
 import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c1';
@@ -95,6 +97,7 @@ async function startWorker(
   rows: Row[][],
   seal = false,
   limits: ExecutorLimits = { queryMaxConcurrent: 10, fileMaxConcurrentRead: 10, rowgroupMaxConcurrentRead: 100 },
+  onFragment?: (req: ExecuteFragmentRequest) => void,
 ): Promise<TestWorker> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'strata-query-'));
   const guard = new FreeSpaceGuard({ path: dir, minimumFreeBytes: 0, statFreeBytes: async () => 1e12, log });
@@ -119,6 +122,15 @@ async function startWorker(
   }
   const live = { current: () => limits, onChange: () => undefined };
   const service = queryService(storage, live, log, { batchRows: 500 });
+  if (onFragment) {
+    // Sees each fragment request before the worker runs it.
+    const impl = service.implementation as Record<string, (call: { request: ExecuteFragmentRequest }) => unknown>;
+    const execute = impl.executeFragment as (call: { request: ExecuteFragmentRequest }) => unknown;
+    impl.executeFragment = (call) => {
+      onFragment(call.request);
+      return execute(call);
+    };
+  }
   const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
   return { dir, storage, server, endpoint: `127.0.0.1:${port}`, service, limits };
 }
@@ -274,6 +286,103 @@ describe('distributed queries over worker storage and gRPC', function () {
       r.results.map((x) => x.latencyMs),
       expected,
     );
+  });
+
+  it('time conjuncts applied by the workers’ scans and top-N per scan part answer as the rows say', async () => {
+    // As the query service plans: time conjuncts leave the statements (exact scan bounds, segments
+    // wholly inside read unfiltered) and top-N fragments run per scan part (decision 0018).
+    const scanned = async (workers: TestWorker[], text: string) => {
+      const coordinator = await coordinatorOf(workers);
+      const catalog = await new SchemaCatalogSource(coordinator, channels).get(ACCOUNT);
+      const plan = planQuery(text, catalog, { now: NOW, storageTime: true });
+      return executePlan(plan, distributedRunner({ coordinator, channels, accountId: ACCOUNT, timeoutMs: 30_000 }), {
+        mergeDatabase: merge,
+      });
+    };
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const tests: [string, (ts: number, at: number) => boolean][] = [
+      ['>', (ts, at) => ts > at],
+      ['>=', (ts, at) => ts >= at],
+      ['<', (ts, at) => ts < at],
+      ['<=', (ts, at) => ts <= at],
+      ['==', (ts, at) => ts === at],
+    ];
+    let checked = 0;
+    // Row times at worker A's segment edges (its segments hold rows 0–998, 1000–1998, 2000–2998).
+    for (const i of [0, 998, 1000, 1500, 2001, 2998, 2999])
+      for (const [op, keep] of tests) {
+        const at = (ROWS[i] as Row).ts;
+        const expected = ROWS.filter((x) => keep(x.ts, at) && x.level === 'Error');
+        for (const workers of [two, one]) {
+          const r = await scanned(workers, `app.logs | where timestamp ${op} datetime(${iso(at)}) and level == "Error" | count`);
+          assert.deepEqual(r.results, [{ Count: expected.length }], `${op} row ${i}`);
+          const top = await scanned(
+            workers,
+            `app.logs | where timestamp ${op} datetime(${iso(at)}) | top 4 by latencyMs desc | project latencyMs`,
+          );
+          assert.deepEqual(
+            top.results.map((x) => x.latencyMs),
+            ROWS.filter((x) => keep(x.ts, at))
+              .map((x) => x.latencyMs)
+              .sort((a, b) => b - a)
+              .slice(0, 4),
+            `top 4 ${op} row ${i}`,
+          );
+          checked++;
+        }
+      }
+    assert.equal(checked, 70);
+  });
+
+  it('the query service leaves time conjuncts to the scans only when every worker asked applies them', async () => {
+    const requests: ExecuteFragmentRequest[] = [];
+    const w = await startWorker([ROWS], true, undefined, (req) => requests.push(req));
+    try {
+      const text = `app.logs | where timestamp > datetime(${new Date((ROWS[1500] as Row).ts).toISOString()}) | count`;
+      const expected = [{ Count: ROWS.length - 1501 }];
+      for (const scanTimeBounds of [true, false]) {
+        const coordinator = new EmbeddedCoordinator(log);
+        await coordinator.registerWorker({
+          endpoint: w.endpoint,
+          workerId: w.endpoint,
+          freeBytes: 1e12,
+          writable: true,
+          scanTimeBounds,
+        });
+        await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
+        const catalogs = new SchemaCatalogSource(coordinator, channels);
+        const service = new QueryService(coordinator, channels, catalogs);
+        try {
+          requests.length = 0;
+          const coverage = await QueryCoverage.resolve(coordinator, ACCOUNT, false);
+          const r = await service.run(text, (fresh) => catalogs.get(ACCOUNT, { fresh }), {
+            accountId: ACCOUNT,
+            timeoutMs: 30_000,
+            coverage,
+          });
+          assert.deepEqual(
+            r.columns.map((c) => c.name),
+            ['Count'],
+          );
+          assert.equal(r.rowCount, 1);
+          assert.deepEqual([{ Count: Number(r.values[0]?.[0]) }], expected);
+          const [req] = requests;
+          assert.equal(requests.length, 1);
+          if (scanTimeBounds) {
+            assert.equal(req?.fromUs, (ROWS[1500] as Row).ts * 1000 + 1, 'the exact bound travels');
+            assert.doesNotMatch(req?.sql ?? '', /TIMESTAMP|timestamp/, 'and the statement has no time condition');
+          } else {
+            assert.equal(req?.fromUs, undefined, 'a worker that does not say it applies bounds gets full statements');
+            assert.match(req?.sql ?? '', /"timestamp"/);
+          }
+        } finally {
+          await service.close();
+          await coordinator.close();
+        }
+      }
+    } finally {
+      await stopWorker(w);
+    }
   });
 
   it('a column missing on one worker reads as empty there', async () => {

@@ -125,6 +125,7 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
           statement,
           signal,
           batchRows,
+          scan.branches,
         );
       } finally {
         scanClosed = scan.release();

@@ -13,10 +13,17 @@ import {
 import { segmentsSelectSql } from './compactor.js';
 import type { StorageContext } from './storage-context.js';
 
-/** Time range of a scan in milliseconds since the epoch: from inclusive, to exclusive. */
+/**
+ * Time range of a scan: milliseconds since the epoch, from inclusive, to exclusive; and optionally
+ * exact bounds in µs, both inclusive, which narrow it (a fragment whose statement left those time
+ * conditions to the storage, decision 0018). The relation holds exactly the rows inside all given
+ * bounds.
+ */
 export interface ScanRange {
   fromMs?: number;
   toMs?: number;
+  fromUs?: number;
+  toUs?: number;
 }
 
 export interface ScanRelation {
@@ -29,6 +36,11 @@ export interface ScanRelation {
   relation: string;
   /** Columns of the view in table order: the stamped columns first, then data fields. */
   columns: { name: string; type: ColumnTypeName }[];
+  /**
+   * The parts whose UNION ALL is `relation` (hot rows, then segment groups), each a parenthesised
+   * SELECT of `columns` in order: a top-N fragment runs over each (fragmentSql).
+   */
+  branches: string[];
 }
 
 /**
@@ -62,15 +74,22 @@ export interface ScanSnapshot {
   release(): Promise<void>;
 }
 
+/** The range as µs bounds, from inclusive and to exclusive (the tighter of the ms and exact bounds). */
 function checkRange(range: ScanRange): { fromUs?: number; toUs?: number } {
-  const out: { fromUs?: number; toUs?: number } = {};
-  for (const k of ['fromMs', 'toMs'] as const) {
+  for (const k of ['fromMs', 'toMs', 'fromUs', 'toUs'] as const) {
     const v = range[k];
-    if (v === undefined) continue;
-    if (!Number.isSafeInteger(v)) throw new StrataError('invalid', `Scan range ${k} must be an integer number of milliseconds.`);
-    if (k === 'fromMs') out.fromUs = v * 1000;
-    else out.toUs = v * 1000;
+    if (v !== undefined && !Number.isSafeInteger(v))
+      throw new StrataError(
+        'invalid',
+        `Scan range ${k} must be an integer number of ${k.endsWith('Ms') ? 'milli' : 'micro'}seconds.`,
+      );
   }
+  const froms = [range.fromMs === undefined ? undefined : range.fromMs * 1000, range.fromUs];
+  const tos = [range.toMs === undefined ? undefined : range.toMs * 1000, range.toUs === undefined ? undefined : range.toUs + 1];
+  const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
+  const out: { fromUs?: number; toUs?: number } = {};
+  if (defined(froms).length > 0) out.fromUs = Math.max(...defined(froms));
+  if (defined(tos).length > 0) out.toUs = Math.min(...defined(tos));
   return out;
 }
 
@@ -93,6 +112,30 @@ function rangeWhere(r: { fromUs?: number; toUs?: number }): string {
 }
 
 /**
+ * Segments wholly inside the range (by their catalog min/max, bounds of every row they hold, also
+ * after a purge rewrote them) and the rest. Why: a time filter costs a segment the decoding of its
+ * timestamps even when every row passes (DuckDB keeps the pushed filter inside a union), so a
+ * count over 7 days decoded 10 M timestamps; without the filter it reads row-group row counts
+ * only. Only the edge segments (and the hot rows) get the WHERE (decision 0018).
+ */
+export function splitByRange(
+  segments: readonly SegmentInfo[],
+  range: { fromUs?: number; toUs?: number },
+): { inside: SegmentInfo[]; edge: SegmentInfo[] } {
+  const inside: SegmentInfo[] = [];
+  const edge: SegmentInfo[] = [];
+  for (const s of segments) {
+    const within =
+      s.minTsUs !== null &&
+      s.maxTsUs !== null &&
+      (range.fromUs === undefined || s.minTsUs >= range.fromUs) &&
+      (range.toUs === undefined || s.maxTsUs < range.toUs);
+    (within ? inside : edge).push(s);
+  }
+  return { inside, edge };
+}
+
+/**
  * A column the union's branches carry first, never a data column (`#` is not allowed in field
  * names, limits.ts): a constant, dropped again by the outer SELECT.
  */
@@ -106,7 +149,7 @@ const BRANCH_KEY = '"#branch"';
  * first column (timestamp) of every row: a count over 10 M rows in Parquet segments read 10 M
  * timestamps (~100 ms) where a count over the segments alone answers from their row-group row
  * counts (~2 ms). With a constant first, the kept column costs nothing and each Parquet scan reads
- * no column (decision 0011).
+ * no column (decision 0014).
  */
 function unionRelation(parts: readonly string[], columns: readonly ColumnSchema[]): string {
   if (parts.length === 1) return `(${parts[0]})`;
@@ -192,20 +235,15 @@ export async function openSnapshot(
       const where = rangeWhere(range);
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
       const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
-      for (const select of segmentsSelectSql(
-        ctx.paths.segments,
-        segmentsOverlapping(
-          table.segments.filter((s) => readsSegment(s, view)),
-          range,
-        ),
-        table.columns,
-      )) {
-        parts.push(`${select}${where}`);
-      }
+      const readHere = table.segments.filter((s) => readsSegment(s, view));
+      const { inside, edge } = splitByRange(segmentsOverlapping(readHere, range), range);
+      for (const select of segmentsSelectSql(ctx.paths.segments, edge, table.columns)) parts.push(`${select}${where}`);
+      for (const select of segmentsSelectSql(ctx.paths.segments, inside, table.columns)) parts.push(select);
       relations.push({
         schema: request.schema,
         relation: unionRelation(parts, table.columns),
         columns: table.columns.map((c) => ({ ...c })),
+        branches: parts.map((p) => `(${p})`),
       });
     }
     return { connection, relations, release };

@@ -75,6 +75,8 @@ export interface ScanHandle {
   connection: DuckDBConnection;
   relation: string;
   columns: { name: string; type: ColumnTypeName }[];
+  /** The parts whose UNION ALL is `relation` (ScanRelation.branches). */
+  branches: string[];
   release(): Promise<void>;
   /** Before running SQL on the scan: the account is active, with `threads` DuckDB threads (instance-wide). */
   applyThreads(threads: number): Promise<void>;
@@ -109,7 +111,10 @@ const openDataPaths = new Set<string>();
  *     table (`SELECT … FROM ${relation} WHERE …`). It is the UNION ALL of the hot rows and the
  *     Parquet segments whose time range overlaps [fromMs, toMs) (from inclusive, to exclusive,
  *     both optional, milliseconds since the epoch), filtered to that range on `timestamp`;
- *     Parquet row-group statistics prune by the range and by your own filters.
+ *     Parquet row-group statistics prune by the range and by your own filters. Exact µs bounds
+ *     `fromUs`/`toUs` (both inclusive) narrow the range further; segments wholly inside it are
+ *     read without a time filter (scan.ts, splitByRange).
+ *   - `branches`: the parts of that union (hot rows, segment groups), for a top-N run per part.
  *   - `columns`: `[{ name, type }]` in table order: `timestamp` (DateTime), `__INFLOW_ID` (Guid),
  *     `__INFLOW_TIMESTAMP` (DateTime), `__INFLOW_HOST`, `__INFLOW_SOURCE_ADDRESS`,
  *     `__INFLOW_AGENT` (String), then data fields. Types are Int64, Float64, Boolean, DateTime,
@@ -289,6 +294,7 @@ export class StorageEngine {
       connection: snapshot.connection,
       relation: relation.relation,
       columns: relation.columns,
+      branches: relation.branches,
       release: snapshot.release,
       applyThreads: (threads) => store.applyThreads(threads),
     };

@@ -20,7 +20,14 @@ export function workerStorageService(storage: StorageEngine, policy: StoragePoli
         },
         purgeStep: async (req) => {
           if (!req.fragment) throw new StrataError('invalid', 'A purge step needs its fragment.');
-          const { accountId, schema } = decodeFragmentTarget(req.fragment);
+          const { accountId, schema, fromUs, toUs } = decodeFragmentTarget(req.fragment);
+          // A purge deletes what its statement matches, over every row: bounds the statement does
+          // not repeat would be ignored and widen the purge (decision 0018), so they are refused.
+          if (fromUs !== undefined || toUs !== undefined)
+            throw new StrataError(
+              'invalid',
+              'A purge fragment must state its whole predicate, without storage-applied time bounds.',
+            );
           const progress = await storage.purgeStep(
             req.jobId,
             accountId,

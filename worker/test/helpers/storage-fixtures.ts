@@ -123,7 +123,7 @@ export async function scanRows(
   engine: StorageEngine,
   schema: string,
   sqlOf: (relation: string) => string = (r) => `SELECT * FROM ${r} ORDER BY "timestamp"`,
-  range: { fromMs?: number; toMs?: number } = {},
+  range: { fromMs?: number; toMs?: number; fromUs?: number; toUs?: number } = {},
   accountId = ACCOUNT,
 ): Promise<Record<string, unknown>[]> {
   const scan = await engine.openScan(accountId, schema, range);

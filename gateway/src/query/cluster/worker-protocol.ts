@@ -3,7 +3,7 @@
  * format itself, both directions, is common/src/query/fragment-wire.ts) and response batches as
  * column batches.
  */
-import { type ColumnBatch, decodeBatch, encodeFragmentRequest, type FragmentView } from '@strata/common';
+import { type ColumnBatch, decodeBatch, encodeFragmentRequest, type FragmentView, StrataError } from '@strata/common';
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import type { SingleWorkerSpec } from '../plan/planner.js';
 
@@ -19,15 +19,28 @@ export function scanRangeMs(timeRange: SingleWorkerSpec['timeRange']): { fromMs?
   return out;
 }
 
+/** A fragment's exact storage-applied bounds (FragmentSpec.storageTime) as the request's µs fields. */
+export function storageTimeUs(fragment: SingleWorkerSpec): { fromUs?: number; toUs?: number } {
+  const out: { fromUs?: number; toUs?: number } = {};
+  const { fromUs, toUs } = fragment.storageTime ?? {};
+  if (fromUs !== undefined) out.fromUs = Number(fromUs);
+  if (toUs !== undefined) out.toUs = Number(toUs);
+  for (const v of Object.values(out))
+    if (!Number.isSafeInteger(v)) throw new StrataError('invalid', 'A time bound of the query is out of range.');
+  return out;
+}
+
+export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
 export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, view?: FragmentView): ExecuteFragmentRequest {
   return encodeFragmentRequest(
-    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange), ...(view ? { view } : {}) },
+    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange), ...storageTimeUs(fragment), ...(view ? { view } : {}) },
     {
       sql: fragment.sql,
       params: fragment.params,
       sourceColumns: fragment.sourceColumns,
       columns: fragment.columns,
       ...(fragment.limit !== undefined ? { maxRows: fragment.limit } : {}),
+      ...(fragment.branchTopN ? { branchTopN: fragment.branchTopN } : {}),
     },
   );
 }

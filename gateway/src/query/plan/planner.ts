@@ -9,7 +9,7 @@
  * The whole query ends in a limit of maxRows + 1, so a plain filter query ships at most that many
  * rows from each worker and the caller can tell when rows were cut.
  */
-import type { QueryValueType, WireType } from '@strata/common';
+import type { BranchTopN, QueryValueType, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
 import type { PhaseAnswer } from '../semantic/phases.js';
@@ -28,6 +28,11 @@ export interface FragmentSpec {
   table: string;
   /** Inclusive time bounds (µs since the Unix epoch) for pruning segments; absent sides are open. */
   timeRange: TimeBounds;
+  /**
+   * Exact inclusive bounds (µs) the worker must apply itself: the statement leaves out the where
+   * conjuncts they come from (PlanInput.storageTime). Absent: the statement holds every condition.
+   */
+  storageTime?: TimeBounds;
   /** The statement, reading the relation named FRAGMENT_SOURCE. */
   sql: string;
   params: ParamValue[];
@@ -37,6 +42,11 @@ export interface FragmentSpec {
   columns: { id: string; type: WireType }[];
   /** At most this many rows are useful from each worker (the statement already limits). */
   limit?: bigint;
+  /**
+   * Set for a top-N fragment (sort + limit): its order keys as output column positions. A worker
+   * may run it over each part of its rows and keep the first rows of the union (fragmentSql).
+   */
+  branchTopN?: BranchTopN;
   /** More rows than this from all workers together fail the query (a join side held at the gateway). */
   maxGatewayRows?: number;
 }
@@ -88,6 +98,10 @@ export interface QueryPlan {
 
 interface PlanState {
   fragments: FragmentSpec[];
+  /** Leave exact time conjuncts to the storage (PlanInput.storageTime). */
+  storageTime: boolean;
+  /** Per fragment, the rel it was cut from and the rel its statement was written from. */
+  cut: Map<number, { from: Rel; to: Rel }>;
   orderIds: { next: number };
   /** Set below a join: the fragment's rows are held at the gateway, so they are bounded. */
   underJoin?: boolean;
@@ -117,6 +131,58 @@ function collectTime(rel: Rel, acc: TimeBounds): void {
   if ('input' in rel) collectTime(rel.input, acc);
 }
 
+/**
+ * A fragment's rel without the where conjuncts the storage applies exactly (StorageTime), and
+ * their bounds intersected into `acc`. Every filter of a fragment is row-wise over the scan's
+ * rows below any limit or aggregate of it, so applying its time conjuncts to the scan instead
+ * keeps the answer.
+ */
+function withoutStorageTime(rel: Rel, acc: TimeBounds): Rel {
+  switch (rel.kind) {
+    case 'filter': {
+      const input = withoutStorageTime(rel.input, acc);
+      if (!rel.storageTime) return input === rel.input ? rel : { ...rel, input };
+      const { fromUs, toUs } = rel.storageTime.bounds;
+      if (fromUs !== undefined && (acc.fromUs === undefined || fromUs > acc.fromUs)) acc.fromUs = fromUs;
+      if (toUs !== undefined && (acc.toUs === undefined || toUs < acc.toUs)) acc.toUs = toUs;
+      return rel.storageTime.residual ? { ...rel, input, predicate: rel.storageTime.residual } : input;
+    }
+    case 'project':
+    case 'mv-expand':
+    case 'partial-aggregate':
+    case 'limit':
+    case 'sort': {
+      const input = withoutStorageTime(rel.input, acc);
+      return input === rel.input ? rel : ({ ...rel, input } as Rel);
+    }
+    default:
+      return rel;
+  }
+}
+
+/** `root` with the subtree `from` (by identity) replaced by `to`. */
+function replaceRel(root: Rel, from: Rel, to: Rel): Rel {
+  if (root === from) return to;
+  switch (root.kind) {
+    case 'filter':
+    case 'project':
+    case 'mv-expand':
+    case 'partial-aggregate':
+    case 'final-aggregate':
+    case 'limit':
+    case 'sort': {
+      const input = replaceRel(root.input, from, to);
+      return input === root.input ? root : ({ ...root, input } as Rel);
+    }
+    case 'union':
+      return { ...root, inputs: root.inputs.map((i) => ({ ...i, rel: replaceRel(i.rel, from, to) })) };
+    case 'join':
+      return { ...root, left: replaceRel(root.left, from, to), right: replaceRel(root.right, from, to) };
+    default:
+      return root;
+  }
+}
+
 function scanOf(rel: Rel): Extract<Rel, { kind: 'scan' }> {
   if (rel.kind === 'scan') return rel;
   if ('input' in rel) return scanOf(rel.input);
@@ -135,7 +201,9 @@ function makeFragment(
     },
     orderIds: state.orderIds,
   });
-  const g = gen.gen(rel);
+  const storageTime: TimeBounds = {};
+  const written = state.storageTime ? withoutStorageTime(rel, storageTime) : rel;
+  const g = gen.gen(written);
   const order = g.order ?? [];
   const columns = [
     ...g.visible.map((c) => ({ id: c.id, type: DUCKDB_TYPE[c.type] })),
@@ -152,15 +220,31 @@ function makeFragment(
   collectTime(rel, timeRange);
   const index = state.fragments.length;
   const scan = scanOf(rel);
+  const stripped = written !== rel;
+  if (stripped) state.cut.set(index, { from: rel, to: written });
+  // A top-N's order keys are the fragment's last output columns (shipped for the merge's sort).
+  const topN =
+    rel.kind === 'limit' && rel.input.kind === 'sort' && order.length > 0
+      ? {
+          keys: order.map((o, i) => ({
+            column: columns.length - order.length + i,
+            descending: o.descending,
+            nullsFirst: o.nullsFirst,
+          })),
+          limit: rel.count,
+        }
+      : undefined;
   state.fragments.push({
     index,
     table: scan.table,
     timeRange,
+    ...(stripped ? { storageTime } : {}),
     sql: rendered.text,
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
+    ...(topN ? { branchTopN: topN } : {}),
     ...(state.underJoin ? { maxGatewayRows: JOIN_SIDE_MAX_ROWS } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
@@ -236,7 +320,10 @@ const READABLE_WIRE: Record<KqlType, WireType> = {
   dynamic: 'VARCHAR',
 };
 
-function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec): SingleWorkerSpec {
+function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec, cut?: { from: Rel; to: Rel }): SingleWorkerSpec {
+  // The fragment's part of the query is written as the fragment's statement was (its storage-applied
+  // time conjuncts left out); the rest of the query keeps every condition.
+  const root = cut ? replaceRel(query, cut.from, cut.to) : query;
   const gen = new SqlGenerator({
     scanSource: () => sql`${ident(FRAGMENT_SOURCE)}`,
     fragmentSource: () => {
@@ -255,6 +342,7 @@ function singleWorkerSpec(root: Rel, columns: Column[], fragment: FragmentSpec):
   return {
     table: fragment.table,
     timeRange: fragment.timeRange,
+    ...(fragment.storageTime ? { storageTime: fragment.storageTime } : {}),
     sql: rendered.text,
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
@@ -271,6 +359,13 @@ export interface PlanInput {
   render?: RenderHint;
   maxRows: number;
   nowUs: bigint;
+  /**
+   * Leave the where conjuncts comparing the time column with a constant out of the worker
+   * statements and send them as exact bounds (FragmentSpec.storageTime) for the worker's scan to
+   * apply. Only for runners whose workers honour those bounds (the query service's); a purge's
+   * fragment must hold its whole predicate.
+   */
+  storageTime?: boolean;
 }
 
 /** Cuts a bound query into worker fragments and the gateway merge (the rules are in the file comment). */
@@ -281,7 +376,7 @@ export function planFragments(input: PlanInput): QueryPlan {
   while (root.kind === 'limit' && root.input.kind === 'limit') {
     root = { ...root.input, count: root.input.count < root.count ? root.input.count : root.count };
   }
-  const state: PlanState = { fragments: [], orderIds: { next: 0 } };
+  const state: PlanState = { fragments: [], orderIds: { next: 0 }, storageTime: input.storageTime === true, cut: new Map() };
   const mergeRel = split(root, state);
   const gen = new SqlGenerator({
     scanSource: () => {
@@ -297,7 +392,11 @@ export function planFragments(input: PlanInput): QueryPlan {
       columns.map((c) => readableColumn(c)),
     ),
   );
-  const single = state.fragments.length === 1 ? singleWorkerSpec(root, columns, state.fragments[0] as FragmentSpec) : undefined;
+  // A top-N fragment goes through the merge even on one worker: the whole-query statement's output
+  // has no order columns, so it could not be run per scan part (branchTopN), which is worth far
+  // more than the merge of a few rows costs.
+  const only = state.fragments.length === 1 ? (state.fragments[0] as FragmentSpec) : undefined;
+  const single = only && !only.branchTopN ? singleWorkerSpec(root, columns, only, state.cut.get(0)) : undefined;
   const passthrough = passthroughSpec(mergeRel, columns, state.fragments);
   // A scalar needs one row; each subquery is planned on its own, like a query of its own.
   const scalars = (input.scalars ?? []).map(

@@ -15,7 +15,7 @@ import type { AggregatePart } from './rel.js';
 type CallExpr = Extract<Expr, { kind: 'call' }>;
 
 /** The default name of an aggregate's single result column (undefined: ColumnN). */
-function aggregateName(entry: AggregateEntry, call: CallExpr): string | undefined {
+export function aggregateName(entry: AggregateEntry, call: CallExpr): string | undefined {
   const first = call.args[0];
   const arg = first ? expressionName(first) : undefined;
   switch (entry.naming.kind) {

@@ -9,16 +9,24 @@
  * groups by them too, take and top keep the first N per row id (row_number() over the row id,
  * ordered by the element's position or the sort). Rows of one input row stay on one worker, so
  * every step may run there. Operators that mix rows of different input rows (join, union …)
- * are refused inside the subquery. The subquery sees the expanded columns (and the item index);
- * the result is the input's columns (an expanded column of the same name replaces its input
- * column) followed by the subquery's.
+ * are refused inside the subquery. The subquery sees the expanded columns, the item index and the
+ * row's other columns; the result is the input's columns (a subquery column of the same name in
+ * its place; an expanded input column moves to the subquery's) followed by the subquery's.
+ *
+ * Each input row also gets one sentinel row (an extra null element past its longest array) that
+ * passes every filter and ranks last, so a keyless summarize — whose aggregates are rewritten to
+ * their `if` forms to leave the sentinel out — answers every input row, also one whose elements
+ * were all filtered out, as Kusto's subquery over an empty table does. Before any other
+ * grouping step, and at the end, the sentinels are dropped.
  */
 import { queryError, type Span } from '../errors.js';
 import { int, join, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
+import { aggregateName } from './aggregate-collector.js';
 import { identOf } from './expr-binder.js';
 import { NameAllocator } from './naming.js';
+import { aggregateFunction } from './registry/registry.js';
 import type { Column, Output, Rel, SortSpec } from './rel.js';
 import { relColumns } from './rel.js';
 
@@ -35,8 +43,6 @@ export interface MvApplyHost {
   summarize(input: Rel, columns: Column[], aggregates: NamedExpr[], by: NamedExpr[], span: Span): Rel;
   sort(input: Rel, columns: Column[], keys: { expr: Expr; descending?: boolean; nullsFirst?: boolean }[]): Rel;
   constCount(expr: Expr, what: string): bigint;
-  join(left: Rel, right: Rel, kind: 'inner', on: { left: string; right: string; span: Span }[], span: Span): Rel;
-  union(inputs: Rel[]): Rel;
 }
 
 const isHidden = (c: Column) => c.name.startsWith(HIDDEN);
@@ -56,50 +62,92 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   const position = op.itemIndex ?? `${HIDDEN}ix`;
   const expand: MvExpand = { kind: 'mv-expand', items: op.items, bagExpansion: 'bag', itemIndex: position, span };
   if (op.limit) expand.limit = op.limit;
-  const expanded = host.mvExpand(withId, relColumns(withId), expand);
-  if (expanded.kind !== 'mv-expand') throw new Error('mv-apply: expected an mv-expand');
+  const plain = host.mvExpand(withId, relColumns(withId), expand);
+  if (plain.kind !== 'mv-expand') throw new Error('mv-apply: expected an mv-expand');
+  // Every list gets one more (null) element: the row's sentinel, at the position just past its
+  // longest list. It keeps each input row present through filters (file comment).
+  const length = host.newColumn(`${HIDDEN}n`, 'long');
+  const counted: Rel = {
+    kind: 'project',
+    input: withId,
+    outputs: [
+      ...pass(relColumns(withId)),
+      {
+        col: length,
+        sql: sql`greatest(${join(
+          plain.lists.map((l) => sql`len(${l})`),
+          ', ',
+        )})`,
+      },
+    ],
+    columns: [...relColumns(withId), length],
+  };
+  const expanded: Rel = {
+    ...plain,
+    input: counted,
+    lists: plain.lists.map((l) => sql`list_append(${l}, NULL::JSON)`),
+    outputs: [...plain.outputs, { col: length, pass: length }],
+    columns: [...plain.columns, length],
+  };
+  const ixColumn = plain.columns.find((c) => c.name === position) as Column;
   // The input columns the expansion did not replace are carried hidden, under names the subquery cannot write.
   const carried: { hidden: Column; original: Column }[] = [];
   const outputs: Output[] = [];
-  for (const o of expanded.outputs) {
+  for (const o of plain.outputs) {
     if ('pass' in o && o.col !== rid) {
-      const hidden = host.newColumn(`${HIDDEN}${o.col.name}`, o.col.type);
+      const hidden = host.newColumn(`${HIDDEN}column:${o.col.name}`, o.col.type);
       carried.push({ hidden, original: o.col });
       outputs.push({ col: hidden, sql: identOf(o.col) });
     } else outputs.push({ col: o.col, sql: identOf(o.col) });
   }
+  let sentinel: Column | undefined = host.newColumn(`${HIDDEN}s`, 'bool');
+  outputs.push({ col: sentinel, sql: sql`(${identOf(ixColumn)} >= ${identOf(length)})` });
+  // The subquery may read the row's other columns too: visible copies under their own names.
+  const taken = new Set(outputs.map((o) => o.col.name));
+  for (const k of carried) {
+    if (!taken.has(k.original.name))
+      outputs.push({ col: host.newColumn(k.original.name, k.original.type), sql: identOf(k.hidden) });
+  }
   let rel: Rel = { kind: 'project', input: expanded, outputs, columns: outputs.map((o) => o.col) };
   const ix = relColumns(rel).find((c) => c.name === position) as Column;
-
-  // Input rows whose arrays are all empty expand to no rows; a summarize without keys still gives
-  // them one row (the aggregates of nothing), as Kusto's subquery over an empty table does.
-  const empty: Rel = {
-    kind: 'filter',
-    input: withId,
-    predicate: join(
-      expanded.lists.map((l) => sql`len(${l}) = 0`),
-      ' AND ',
-    ),
-    columns: relColumns(withId),
+  const isSentinel = (at: Span): Expr => nameExpr(`${HIDDEN}s`, at);
+  const notSentinel = (at: Span): Expr => ({ kind: 'call', name: 'not', nameSpan: at, args: [isSentinel(at)], span: at });
+  /** The rows without the sentinels (before steps that must not see them, and at the end). */
+  const withoutSentinels = (at: Span): Rel => {
+    if (!sentinel) return rel;
+    const kept = host.operator(rel, { kind: 'where', predicate: notSentinel(at), span: at });
+    sentinel = undefined;
+    return kept;
   };
-  let grouped = false;
+
   let order: SortSpec[] | undefined;
   for (const step of op.subquery) {
-    const hidden = relColumns(rel).filter(isHidden);
-    const groupKeys = hidden.filter((c) => c !== ix).map((c) => ({ expr: nameExpr(c.name, step.span), span: step.span }));
+    const keysOf = (cols: Column[]) =>
+      cols
+        .filter((c) => isHidden(c) && c !== ix && c.name !== `${HIDDEN}s` && c.name !== `${HIDDEN}n`)
+        .map((c) => ({ expr: nameExpr(c.name, step.span), span: step.span }));
     const pending = order;
     order = undefined;
     switch (step.kind) {
-      case 'where':
+      case 'where': {
+        // Sentinels pass every filter.
+        const predicate: Expr = sentinel
+          ? { kind: 'binary', op: 'or', opSpan: step.span, left: isSentinel(step.span), right: step.predicate, span: step.span }
+          : step.predicate;
+        rel = host.operator(rel, { ...step, predicate });
+        break;
+      }
+      // A sentinel row goes through these too (an expansion of its copies may repeat it, which
+      // changes nothing: aggregates leave it out, take keeps it).
+      case 'parse':
+      case 'mv-expand':
       case 'extend':
       case 'project':
       case 'project-away':
       case 'project-rename':
       case 'project-keep':
       case 'project-reorder':
-      case 'parse':
-      case 'mv-expand':
-        rel = keepHidden(host.operator(rel, step), hidden, step.kind);
+        rel = keepHidden(host.operator(rel, step), relColumns(rel).filter(isHidden), step.kind);
         break;
       case 'summarize':
       case 'count': {
@@ -114,19 +162,24 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
                 },
               ];
         const by = step.kind === 'summarize' ? step.by : [];
-        const summarized = host.summarize(rel, relColumns(rel), aggregates, [...by, ...groupKeys], step.span);
-        rel =
-          !grouped && by.length === 0
-            ? withEmptyRows(host, rel, summarized, empty, carried, rid, aggregates, step.span)
-            : summarized;
-        grouped = true;
+        if (sentinel && by.length === 0) {
+          // One row per input row, sentinels left out of every aggregate.
+          const guarded = aggregates.map((a) => guardItem(a, notSentinel(step.span)));
+          rel = host.summarize(rel, relColumns(rel), guarded, keysOf(relColumns(rel)), step.span);
+          sentinel = undefined;
+        } else {
+          const source = withoutSentinels(step.span);
+          rel = host.summarize(source, relColumns(source), aggregates, [...by, ...keysOf(relColumns(source))], step.span);
+        }
         break;
       }
-      case 'distinct':
+      case 'distinct': {
         if (step.items.some((i) => i.expr.kind === 'star'))
           throw queryError("'distinct *' is not supported inside mv-apply.", step.span);
-        rel = host.summarize(rel, relColumns(rel), [], [...step.items, ...groupKeys], step.span);
+        const source = withoutSentinels(step.span);
+        rel = host.summarize(source, relColumns(source), [], [...step.items, ...keysOf(relColumns(source))], step.span);
         break;
+      }
       case 'sort': {
         const sorted = host.sort(rel, relColumns(rel), step.keys);
         if (sorted.kind !== 'sort') throw new Error('mv-apply: expected a sort');
@@ -134,65 +187,99 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
         break;
       }
       case 'take':
-        rel = firstPerRow(host, rel, rid, pending ?? positionOrder(rel, ix), host.constCount(step.count, 'take'));
+        rel = firstPerRow(host, rel, rid, pending ?? positionOrder(rel, ix), host.constCount(step.count, 'take'), sentinel);
         break;
       case 'top': {
         const sorted = host.sort(rel, relColumns(rel), [step.key]);
         if (sorted.kind !== 'sort') throw new Error('mv-apply: expected a sort');
-        rel = firstPerRow(host, rel, rid, [...sorted.keys, ...positionOrder(rel, ix)], host.constCount(step.count, 'top'));
+        const keys = [...sorted.keys, ...positionOrder(rel, ix)];
+        rel = firstPerRow(host, rel, rid, keys, host.constCount(step.count, 'top'), sentinel);
         break;
       }
       default:
         throw queryError(`'${step.kind}' is not supported inside mv-apply.`, step.span);
     }
   }
+  rel = withoutSentinels(span);
 
-  // The input's columns (by their names, in order), then the subquery's.
+  // The input's columns in order (a subquery column of the same name in its place: the copy the
+  // subquery read, or what it made of it), then the subquery's other columns.
   const names = new NameAllocator();
   const final: Output[] = [];
   const present = relColumns(rel);
+  const visible = present.filter((p) => !isHidden(p));
+  const placed = new Set<Column>();
   for (const c of columns) {
     const kept = carried.find((k) => k.original.name === c.name);
-    const hidden = kept && present.find((p) => p.name === kept.hidden.name);
-    if (!hidden) continue;
+    if (!kept) continue;
+    const own = visible.find((p) => p.name === c.name);
+    const hiddenColumn = present.find((p) => p.name === kept.hidden.name);
+    const source = own ?? hiddenColumn;
+    if (!source) continue;
+    if (own) placed.add(own);
     names.claim(c.name);
-    final.push({ col: host.newColumn(c.name, c.type), sql: identOf(hidden) });
+    final.push({ col: host.newColumn(c.name, source.type), sql: identOf(source) });
   }
-  for (const c of present.filter((p) => !isHidden(p))) {
+  for (const c of visible.filter((p) => !placed.has(p))) {
     final.push({ col: host.newColumn(names.derive(c.name), c.type), sql: identOf(c) });
   }
   return { kind: 'project', input: rel, outputs: final, columns: final.map((o) => o.col) };
 }
 
+/** An aggregate's form that takes a predicate (count → countif, …). */
+const IF_FORM: Record<string, string> = {
+  count: 'countif',
+  sum: 'sumif',
+  avg: 'avgif',
+  min: 'minif',
+  max: 'maxif',
+  dcount: 'dcountif',
+  take_any: 'take_anyif',
+  stdev: 'stdevif',
+  variance: 'varianceif',
+  make_list: 'make_list_if',
+  make_set: 'make_set_if',
+  make_bag: 'make_bag_if',
+};
+const IF_FORMS = new Set(Object.values(IF_FORM));
+
+/** A summarize item over the non-sentinel rows, named as the item it stands for (`sum_x`, not `sumif_x`). */
+function guardItem(item: NamedExpr, keep: Expr): NamedExpr {
+  const entry = item.expr.kind === 'call' ? aggregateFunction(item.expr.name.toLowerCase()) : undefined;
+  const name = item.name ?? (entry && item.expr.kind === 'call' ? aggregateName(entry, item.expr) : undefined);
+  return { ...item, ...(name !== undefined ? { name } : {}), expr: withoutSentinel(item.expr, keep) };
+}
+
 /**
- * A keyless summarize's rows plus one row per input row that expanded to nothing: that row's
- * carried columns next to the aggregates of no rows (the same summarize over an empty input).
+ * A summarize item with every aggregate call restricted to the non-sentinel rows (`sum(x)` →
+ * `sumif(x, keep)`, `countif(c)` → `countif(c and keep)`); an aggregate without an if form is
+ * refused there, where it would see the sentinel.
  */
-function withEmptyRows(
-  host: MvApplyHost,
-  before: Rel,
-  summarized: Rel,
-  empty: Rel,
-  carried: { hidden: Column; original: Column }[],
-  rid: Column,
-  aggregates: NamedExpr[],
-  span: Span,
-): Rel {
-  const one = (input: Rel, extra: Output[] = []): Rel => {
-    const outputs = [...extra, { col: host.newColumn(`${HIDDEN}one`, 'long'), sql: sql`CAST(1 AS BIGINT)` }];
-    return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
-  };
-  const rows = one(empty, [
-    ...carried.map((k) => ({ col: host.newColumn(k.hidden.name, k.hidden.type), sql: identOf(k.original) })),
-    { col: host.newColumn(rid.name, rid.type), sql: identOf(rid) },
-  ]);
-  const nothing: Rel = { kind: 'filter', input: before, predicate: sql`false`, columns: relColumns(before) };
-  const aggregatesOfNothing = host.summarize(nothing, relColumns(nothing), aggregates, [], span);
-  const valued = one(aggregatesOfNothing, pass(relColumns(aggregatesOfNothing)));
-  const joined = host.join(rows, valued, 'inner', [{ left: `${HIDDEN}one`, right: `${HIDDEN}one`, span }], span);
-  const wanted = relColumns(summarized).map((c) => c.name);
-  const cols = relColumns(joined).filter((c) => wanted.includes(c.name));
-  return host.union([summarized, { kind: 'project', input: joined, outputs: pass(cols), columns: cols }]);
+function withoutSentinel(e: Expr, keep: Expr): Expr {
+  switch (e.kind) {
+    case 'call': {
+      const name = e.name.toLowerCase();
+      const and = (c: Expr): Expr => ({ kind: 'binary', op: 'and', opSpan: e.span, left: c, right: keep, span: e.span });
+      if (name === 'count' && e.args.length === 0) return { ...e, name: 'countif', args: [keep] };
+      if (name === 'countif' && e.args.length === 1) return { ...e, args: [and(e.args[0] as Expr)] };
+      if (IF_FORMS.has(name) && e.args.length >= 2)
+        return { ...e, args: [e.args[0] as Expr, and(e.args[1] as Expr), ...e.args.slice(2)] };
+      const ifForm = IF_FORM[name];
+      if (ifForm && e.args.length >= 1) return { ...e, name: ifForm, args: [e.args[0] as Expr, keep, ...e.args.slice(1)] };
+      if (aggregateFunction(name))
+        throw queryError(
+          `'${e.name}' in a summarize without by inside mv-apply is not supported; summarize by a column, or use an aggregate with an if form.`,
+          e.nameSpan,
+        );
+      return { ...e, args: e.args.map((a) => withoutSentinel(a, keep)) };
+    }
+    case 'binary':
+      return { ...e, left: withoutSentinel(e.left, keep), right: withoutSentinel(e.right, keep) };
+    case 'unary':
+      return { ...e, operand: withoutSentinel(e.operand, keep) };
+    default:
+      return e;
+  }
 }
 
 /** A step that dropped hidden columns (project …) gets them back: they are in its input. */
@@ -210,13 +297,16 @@ function positionOrder(rel: Rel, ix: Column): SortSpec[] {
   return relColumns(rel).includes(ix) ? [{ sql: identOf(ix), type: 'long', descending: false, nullsFirst: false }] : [];
 }
 
-/** The first `count` rows of each input row, in `order`. */
-function firstPerRow(host: MvApplyHost, rel: Rel, rid: Column, order: SortSpec[], count: bigint): Rel {
+/** The first `count` rows of each input row, in `order`; sentinels rank last and are kept. */
+function firstPerRow(host: MvApplyHost, rel: Rel, rid: Column, order: SortSpec[], count: bigint, sentinel?: Column): Rel {
   const cols = relColumns(rel);
   const rn = host.newColumn(`${HIDDEN}rn`, 'long');
-  const by: Sql[] = order.map(
-    (s) => sql`${s.sql} ${s.descending ? sql`DESC` : sql`ASC`} ${s.nullsFirst ? sql`NULLS FIRST` : sql`NULLS LAST`}`,
-  );
+  const by: Sql[] = [
+    ...(sentinel ? [sql`${identOf(sentinel)} ASC`] : []),
+    ...order.map(
+      (s) => sql`${s.sql} ${s.descending ? sql`DESC` : sql`ASC`} ${s.nullsFirst ? sql`NULLS FIRST` : sql`NULLS LAST`}`,
+    ),
+  ];
   const orderBy = by.length > 0 ? sql` ORDER BY ${join(by, ', ')}` : sql``;
   const numbered: Rel = {
     kind: 'project',
@@ -224,6 +314,7 @@ function firstPerRow(host: MvApplyHost, rel: Rel, rid: Column, order: SortSpec[]
     outputs: [...pass(cols), { col: rn, sql: sql`row_number() OVER (PARTITION BY ${identOf(rid)}${orderBy})` }],
     columns: [...cols, rn],
   };
-  const kept: Rel = { kind: 'filter', input: numbered, predicate: sql`${identOf(rn)} <= ${int(count)}`, columns: [...cols, rn] };
+  const limit = sentinel ? sql`(${identOf(rn)} <= ${int(count)} OR ${identOf(sentinel)})` : sql`${identOf(rn)} <= ${int(count)}`;
+  const kept: Rel = { kind: 'filter', input: numbered, predicate: limit, columns: [...cols, rn] };
   return { kind: 'project', input: kept, outputs: pass(cols), columns: cols };
 }

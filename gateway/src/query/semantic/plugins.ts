@@ -129,8 +129,12 @@ function bagUnpack(host: PluginHost, input: Rel, op: Evaluate): Rel {
           `bag_unpack: the property '${slot.name}' would be a column named like the input's '${name}'; use columnsConflict.`,
           op.span,
         );
-      if (conflict === 'keep_source') continue;
-      outputs.splice(at, 1);
+      // Either way the column stands where the property's column would (Kusto's order).
+      const [source] = outputs.splice(at, 1);
+      if (conflict === 'keep_source') {
+        outputs.push(source as Output);
+        continue;
+      }
     }
     const access: Expr = { kind: 'index', target: colArg, index: strExpr(slot.name, op.span), span: op.span };
     const value = binder.bind(access);
@@ -316,6 +320,13 @@ function pivot(host: PluginHost, input: Rel, op: Evaluate): Rel {
     values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
   const names = new NameAllocator(by.map((b) => (b.expr as { name: string }).name));
+  const isCount = aggregate.name.toLowerCase() === 'count';
+  if (!isCount && !aggregate.args[0]) throw queryError(`'${aggregate.name}' needs an argument.`, aggregate.span);
+  // Kusto's pivot shows a sum over no rows as 0 (as it does a count), where sumif gives null.
+  const zero =
+    aggregate.name.toLowerCase() === 'sum'
+      ? zeroOf(host.exprBinder(columns).bind(aggregate.args[0] as Expr).type, op.span)
+      : undefined;
   const cells: NamedExpr[] = values.map((v) => {
     const predicate: Expr = {
       kind: 'binary',
@@ -325,14 +336,27 @@ function pivot(host: PluginHost, input: Rel, op: Evaluate): Rel {
       right: strExpr(v, op.span),
       span: op.span,
     };
-    const args =
-      aggregate.name.toLowerCase() === 'count' ? [predicate] : [aggregate.args[0] as Expr, predicate, ...aggregate.args.slice(1)];
-    if (aggregate.name.toLowerCase() !== 'count' && !aggregate.args[0])
-      throw queryError(`'${aggregate.name}' needs an argument.`, aggregate.span);
-    return { name: v === '' ? names.column() : names.derive(v), expr: callExpr(ifForm, args, aggregate.span), span: op.span };
+    const args = isCount ? [predicate] : [aggregate.args[0] as Expr, predicate, ...aggregate.args.slice(1)];
+    const cell = callExpr(ifForm, args, aggregate.span);
+    const expr = zero ? callExpr('coalesce', [cell, zero], aggregate.span) : cell;
+    return { name: v === '' ? names.column() : names.derive(v), expr, span: op.span };
   });
   if (cells.length === 0 && by.length === 0) throw queryError('pivot has no values to make columns of.', op.span);
   return host.summarize(input, columns, cells, by, op.span);
+}
+
+/** A zero of a sum's type (a sum of longs is a long, of reals a real, of timespans a timespan). */
+function zeroOf(type: KqlType, span: Span): Expr | undefined {
+  switch (type) {
+    case 'long':
+      return { kind: 'literal', lit: { type: 'long', value: 0n }, span };
+    case 'real':
+      return { kind: 'literal', lit: { type: 'real', value: 0 }, span };
+    case 'timespan':
+      return { kind: 'literal', lit: { type: 'timespan', value: 0n }, span };
+    default:
+      return undefined;
+  }
 }
 
 /**

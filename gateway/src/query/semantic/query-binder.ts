@@ -38,7 +38,17 @@ import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
 import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
-import { type Column, IdAllocator, type Output, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from './rel.js';
+import {
+  type Column,
+  IdAllocator,
+  type Output,
+  type Rel,
+  ROW_ORDER,
+  relColumns,
+  type SortSpec,
+  type StorageTime,
+  type TimeBounds,
+} from './rel.js';
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 import { searchPredicate } from './search.js';
@@ -479,12 +489,18 @@ export class QueryBinder {
                   span,
                 },
           );
-    const legs = predicates.map((predicate) => {
+    const legs = predicates.map((predicate, i) => {
       const part: TabularExpr = { ...input, operators: [...input.operators, { kind: 'where', predicate, span }] };
       if (op.subquery.kind === 'operators')
         return this.tabular({ ...part, operators: [...part.operators, ...op.subquery.operators] });
       const subquery = op.subquery.tabular;
-      const scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      // The braces form reads the partition as $partition and the key column's name as its value.
+      let scope = declare(this.scope, '$partition', { kind: 'tabular', value: { tabular: part, scope: this.scope } });
+      const v = values[i];
+      const missing: LiteralValue =
+        key.type === 'string' ? { type: 'string', value: '' } : ({ type: key.type, value: null } as LiteralValue);
+      const value = constant(v === undefined || v === null ? missing : partitionLiteral(key.type, v), op.key.span);
+      scope = declare(scope, key.name, { kind: 'scalar', value });
       return this.inScope(scope, span, () => this.tabular(subquery));
     });
     if (values.length === 0) {
@@ -742,7 +758,15 @@ export class QueryBinder {
         const pred = b.type === 'bool' ? b : b.type === 'dynamic' ? convert(b, 'bool', 'where') : undefined;
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);
-        return { kind: 'filter', input, predicate: pred.sql, columns, ...(time ? { time } : {}) };
+        const storageTime = time ? this.storageTime(op.predicate, columns) : undefined;
+        return {
+          kind: 'filter',
+          input,
+          predicate: pred.sql,
+          columns,
+          ...(time ? { time } : {}),
+          ...(storageTime ? { storageTime } : {}),
+        };
       }
       case 'project':
         return this.project(input, columns, op.items);
@@ -1362,6 +1386,78 @@ export class QueryBinder {
   }
 
   /**
+   * The conjuncts of a where clause the storage can apply exactly (StorageTime): `<`, `<=`, `>`,
+   * `>=` or `==` between the scan's time column (possibly renamed) and a constant datetime, as
+   * inclusive µs bounds (`> v` is `>= v + 1`: stored timestamps are whole microseconds), and the
+   * other conjuncts bound again as the residual predicate. Undefined when there is no such
+   * conjunct or the residual does not bind on its own.
+   */
+  private storageTime(predicate: Expr, columns: Column[]): StorageTime | undefined {
+    const binder = this.exprBinder(columns);
+    const isTime = (e: Expr) => e.kind === 'name' && columns.find((c) => c.name === e.name)?.origin === this.options.timeColumn;
+    const constTime = (e: Expr): bigint | undefined => {
+      try {
+        const b = binder.bind(e);
+        return b.value?.type === 'datetime' && b.value.value !== null ? b.value.value : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    const conjuncts: Expr[] = [];
+    const flatten = (e: Expr) => {
+      if (e.kind === 'binary' && e.op === 'and') {
+        flatten(e.left);
+        flatten(e.right);
+      } else conjuncts.push(e);
+    };
+    flatten(predicate);
+    const bounds: TimeBounds = {};
+    const lower = (v: bigint) => {
+      if (bounds.fromUs === undefined || v > bounds.fromUs) bounds.fromUs = v;
+    };
+    const upper = (v: bigint) => {
+      if (bounds.toUs === undefined || v < bounds.toUs) bounds.toUs = v;
+    };
+    const rest: Expr[] = [];
+    for (const e of conjuncts) {
+      if (e.kind !== 'binary' || !['<', '<=', '>', '>=', '=='].includes(e.op)) {
+        rest.push(e);
+        continue;
+      }
+      let op = e.op;
+      let value: bigint | undefined;
+      if (isTime(e.left)) value = constTime(e.right);
+      else if (isTime(e.right)) {
+        value = constTime(e.left);
+        op = op === '<' ? '>' : op === '<=' ? '>=' : op === '>' ? '<' : op === '>=' ? '<=' : op;
+      }
+      // The bounds travel as JSON-safe numbers (µs): a datetime past year ~2255 stays in the statement.
+      if (value === undefined || value >= SAFE_US || value <= -SAFE_US) {
+        rest.push(e);
+        continue;
+      }
+      if (op === '>') lower(value + 1n);
+      if (op === '>=' || op === '==') lower(value);
+      if (op === '<') upper(value - 1n);
+      if (op === '<=' || op === '==') upper(value);
+    }
+    if (rest.length === conjuncts.length) return undefined;
+    if (rest.length === 0) return { bounds };
+    const [first, ...more] = rest as [Expr, ...Expr[]];
+    const joined = more.reduce<Expr>(
+      (left, right) => ({ kind: 'binary', op: 'and', opSpan: left.span, left, right, span: left.span }),
+      first,
+    );
+    try {
+      const b = this.exprBinder(columns).bind(joined, true);
+      const residual = b.type === 'bool' ? b : b.type === 'dynamic' ? convert(b, 'bool', 'where') : undefined;
+      return residual ? { bounds, residual: residual.sql } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
    * Bounds on the time column implied by a where clause: conjuncts comparing the scan's time
    * column (possibly renamed) with constant datetimes. Conservative: bounds are inclusive.
    */
@@ -1416,6 +1512,9 @@ export class QueryBinder {
     return bounds.fromUs === undefined && bounds.toUs === undefined ? undefined : bounds;
   }
 }
+
+/** Beyond this a µs time bound is not a safe integer as a JS number (storageTime keeps it in SQL). */
+const SAFE_US = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The elements mv-expand makes of one dynamic value, as a SQL list of JSON (see mvExpand). */
 function expansionList(v: Sql, bagExpansion: 'bag' | 'array', limit: bigint | undefined): Sql {

@@ -45,6 +45,17 @@ export interface TimeBounds {
 }
 
 /**
+ * The where conjuncts of a filter that compare the scan's time column with a constant, as exact
+ * inclusive bounds, and the filter's other conjuncts (`residual`; absent when there are none). A
+ * fragment may leave those conjuncts to the storage, which then reads segments wholly inside the
+ * bounds with no time filter at all (planner.ts, decision 0018).
+ */
+export interface StorageTime {
+  bounds: TimeBounds;
+  residual?: Sql;
+}
+
+/**
  * One aggregate split into a per-worker partial state and a merge over the partial states. The
  * partial columns are SQL aggregates over the input rows; the final expressions are SQL
  * aggregates over the partial columns (grouped by the same keys).
@@ -60,7 +71,7 @@ export type Rel =
   | { kind: 'values'; columns: Column[]; rows: Sql[][] }
   | { kind: 'select'; columns: Column[]; outputs: Output[] } // print: one row, no input
   | { kind: 'range'; column: Column; from: Sql; to: Sql; step: Sql }
-  | { kind: 'filter'; input: Rel; predicate: Sql; time?: TimeBounds; columns: Column[] }
+  | { kind: 'filter'; input: Rel; predicate: Sql; time?: TimeBounds; storageTime?: StorageTime; columns: Column[] }
   | { kind: 'project'; input: Rel; outputs: Output[]; columns: Column[] }
   | { kind: 'partial-aggregate'; input: Rel; keys: Output[]; aggregates: AggregatePart[]; columns: Column[] }
   | { kind: 'final-aggregate'; input: Rel; keys: Column[]; aggregates: AggregatePart[]; columns: Column[] }

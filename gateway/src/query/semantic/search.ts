@@ -4,7 +4,8 @@
  *   writes it);
  * - `Column:"term"` matches when that column has it;
  * - a term with `*` at its end matches a term prefix, at its start a term suffix, at both ends
- *   any substring, inside it a pattern (`*` standing for any text);
+ *   any substring, inside it a pattern between word boundaries (`*` standing for any text);
+ * - `search *` matches every row;
  * - matching is case-insensitive unless `kind=case_sensitive`;
  * - `and`, `or`, `not()` combine; any other predicate (`Column == "x"`, `Column > 5`) is kept.
  * A predicate naming a column the table does not have is false for that table (search runs over
@@ -46,6 +47,8 @@ const COLUMN_TESTS = new Set([
 export function searchPredicate(e: Expr, columns: Column[], caseSensitive: boolean): Expr {
   const byName = new Map(columns.map((c) => [c.name, c] as const));
   const rewrite = (x: Expr): Expr => {
+    // `search *`: every row.
+    if (x.kind === 'star') return { kind: 'literal', lit: { type: 'bool', value: true }, span: x.span };
     if (x.kind === 'literal' && x.lit.type === 'string') {
       const tests = columns.map((c) => termMatch(c, x.lit.value as string, caseSensitive, x.span));
       if (tests.length === 0) return FALSE(x.span);
@@ -76,7 +79,8 @@ function termMatch(column: Column, term: string, caseSensitive: boolean, span: S
   const ends = term.endsWith('*') && term.length > 1;
   const core = term.slice(starts ? 1 : 0, ends ? -1 : undefined);
   if (core.includes('*')) {
-    const pattern = `${caseSensitive ? '' : '(?i)'}${core.split('*').map(escapeRegex).join('.*')}`;
+    // Kusto: `"Lab*PC"` is `matches regex @"\bLab.*PC\b"`.
+    const pattern = `${caseSensitive ? '' : '(?i)'}\\b${core.split('*').map(escapeRegex).join('.*')}\\b`;
     return binary('matches regex', text, str(pattern, span), span);
   }
   if (starts && ends) return binary(`contains${cs}`, text, str(core, span), span);

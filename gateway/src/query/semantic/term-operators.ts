@@ -51,6 +51,35 @@ function terms(items: Bound[], op: string): string[] {
   return out;
 }
 
+/** Terms per has_any regex: RE2 refuses programs past its size limit ("pattern too large"). */
+const TERMS_PER_REGEX = 500;
+
+/**
+ * Case-insensitive regexes that together match any of the terms: the terms grouped by whether
+ * they start and end with a letter or digit (which decides the boundaries around them, as in
+ * termRegex), each group one alternation with its boundaries written once, in chunks.
+ */
+export function anyTermRegexes(terms: string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const t of terms) {
+    const chars = [...t];
+    const key = `${TERM_CHAR.test(chars[0] as string) ? 'B' : ''}|${TERM_CHAR.test(chars[chars.length - 1] as string) ? 'A' : ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), t]);
+  }
+  const out: string[] = [];
+  for (const [key, group] of groups) {
+    const [before, after] = key.split('|');
+    for (let i = 0; i < group.length; i += TERMS_PER_REGEX) {
+      const alternatives = group
+        .slice(i, i + TERMS_PER_REGEX)
+        .map(escapeRegex)
+        .join('|');
+      out.push(`(?i)${before ? BEFORE : ''}(?:${alternatives})${after ? AFTER : ''}`);
+    }
+  }
+  return out;
+}
+
 /** `left has_any (t1, t2, …)` / `has_all`: case-insensitive term matches, one regex per query. */
 export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[], span: Span): Bound {
   const subject = strSql(convert(left, 'string', op));
@@ -63,8 +92,8 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
     if (nonEmpty.length < ts.length) s = sql`true`;
     else if (nonEmpty.length === 0) s = sql`false`;
     else {
-      const alternatives = nonEmpty.map((t) => `(?:${termRegex(t, true)})`).join('|');
-      s = sql`regexp_matches(${subject}, ${str(`(?i)${alternatives}`)})`;
+      const regexes = anyTermRegexes([...new Set(nonEmpty)]);
+      s = regexes.map((re) => sql`regexp_matches(${subject}, ${str(re)})`).reduce((acc, p) => sql`(${acc} OR ${p})`);
     }
   } else {
     const parts = [...new Set(nonEmpty)].map((t) => sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`);

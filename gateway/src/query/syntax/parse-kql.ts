@@ -752,7 +752,7 @@ class Converter {
     for (const p of elements(node, 'Parameters')) {
       const name = this.declaredName(req(p, 'Name')).toLowerCase();
       const value = this.source(req(p, 'Expression')).trim().toLowerCase();
-      if (name === 'kind' && (value === 'case_sensitive' || value === 'case_insensitive'))
+      if (name === 'kind' && ['case_sensitive', 'case_insensitive', 'default'].includes(value))
         caseSensitive = value === 'case_sensitive';
       else if (!name.startsWith('hint.'))
         throw queryError(`The parameter '${this.source(p).trim()}' of 'search' is not supported.`, spanOf(p));

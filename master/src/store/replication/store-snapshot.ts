@@ -17,7 +17,7 @@ export async function takeSnapshot(store: RelationalStore): Promise<{ position: 
   const scratch = path.join(path.dirname(store.file), `snapshot-${randomUUID()}.duckdb`);
   const alias = `snapshot_${randomUUID().replaceAll('-', '')}`;
   try {
-    const position = await store.read(async (x) => {
+    const position = await store.unlogged(async (x) => {
       await x.run('BEGIN TRANSACTION');
       try {
         const db = await x.one<{ name: string }>('SELECT current_database() AS name');

@@ -1,5 +1,6 @@
 /**
- * Row functions over serialized rows (issue 16, item 4): row_number, prev, next, row_cumsum.
+ * Row functions over serialized rows (issue 16, item 4): row_number, prev, next, row_cumsum,
+ * row_window_session.
  * They are window functions over the current row order (`ROW_ORDER`, filled in by the SQL
  * generator), allowed in extend, project and serialize over rows that have an order (after sort,
  * top, serialize, range, datatable …); elsewhere they are refused with what to do.
@@ -63,6 +64,64 @@ function windowOf(call: CallExpr, binder: ExprBinder, restart: Bound | undefined
   return sql`OVER (PARTITION BY ${segment(restart)} ${ROW_ORDER}${frame})`;
 }
 
+const ROW_FUNCTION_NAMES = new Set(['row_number', 'prev', 'next', 'row_cumsum', 'row_window_session']);
+
+/** Whether an expression calls a row function anywhere inside it. */
+function usesRowFunction(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(usesRowFunction);
+  if (node === null || typeof node !== 'object') return false;
+  const o = node as { kind?: unknown; name?: unknown };
+  if (o.kind === 'call' && typeof o.name === 'string' && ROW_FUNCTION_NAMES.has(o.name)) return true;
+  return Object.values(node).some(usesRowFunction);
+}
+
+/** A constant timespan argument of row_window_session, in microseconds (timespans are 100 ns ticks). */
+function constSpanUs(b: Bound, call: CallExpr, what: string): bigint {
+  if (b.type !== 'timespan' || b.value?.type !== 'timespan' || b.value.value === null)
+    throw queryError(`The ${what} of '${call.name}' must be a constant timespan.`, b.span);
+  return (b.value.value as bigint) / 10n;
+}
+
+/**
+ * row_window_session(expr, maxDistanceFromFirst, maxDistanceBetweenNeighbors[, restart]): the
+ * session start of each row, as Kusto defines it: a row starts a session when there is no session
+ * (first row, or the previous value was null), when it is at or past the session's first value
+ * plus the first limit, at or past the previous value plus the second, or when restart is true; a
+ * null value gives null. The session start depends on where the previous session started, so it is
+ * a fold over the rows, not a window aggregate: each row folds (`list_reduce`) the values from the
+ * start of its segment. The segments are cut (hidden columns, like restart) wherever a session must
+ * start anyway — restart true, a null value, or a gap at or past the second limit — which keeps
+ * the folds short: the cost is quadratic in the rows of one gap-free run, not in all rows.
+ */
+function rowWindowSession(args: Bound[], call: CallExpr, binder: ExprBinder): Bound {
+  serialOnly(call, binder);
+  arity(call, args.length, 3, 4);
+  const x = args[0] as Bound;
+  // The value is folded inside a window aggregate, where DuckDB cannot nest another window.
+  if (usesRowFunction(call.args[0]))
+    throw queryError(
+      `The value of '${call.name}' cannot use row functions itself: compute it in an extend before.`,
+      (call.args[0] as Expr).span,
+    );
+  if (x.type !== 'datetime')
+    throw queryError(`The first argument of 'row_window_session' must be a datetime; this is a ${x.type}.`, x.span);
+  const first = int(constSpanUs(args[1] as Bound, call, 'maximum distance from the first value'));
+  const neighbors = int(constSpanUs(args[2] as Bound, call, 'maximum distance between neighbors'));
+  const restart = args[3];
+  if (restart && restart.type !== 'bool')
+    throw queryError(`The restart argument of '${call.name}' must be a bool.`, restart.span);
+  const us = sql`epoch_us(${x.sql})`;
+  const cut = sql`(coalesce(${restart ? restart.sql : sql`false`}, false) OR coalesce(${us} - lag(${us}) OVER (${ROW_ORDER}) >= ${neighbors}, true))`;
+  const segment = binder.ctx.rowFunctions?.restart;
+  if (!segment) throw queryError(`'${call.name}' is supported in extend, project and serialize.`, call.nameSpan);
+  const partition = sql`PARTITION BY ${segment({ type: 'bool', sql: cut, span: call.span })} `;
+  const values = sql`list({'s': ${us}, 'p': ${us}}) OVER (${partition}${ROW_ORDER} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)`;
+  // The fold's state and elements share one type (list_reduce needs it): {s: session start, p: previous}.
+  const step = sql`lambda acc, e: CASE WHEN e.p IS NULL THEN {'s': NULL::BIGINT, 'p': NULL::BIGINT} WHEN acc.s IS NULL OR e.p - acc.s >= ${first} OR e.p - acc.p >= ${neighbors} THEN e ELSE {'s': acc.s, 'p': e.p} END`;
+  const start = sql`list_reduce(${values}, ${step}, {'s': NULL::BIGINT, 'p': NULL::BIGINT}).s`;
+  return { type: 'datetime', sql: sql`make_timestamp(${start})`, span: call.span };
+}
+
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   row_number: (args, call, binder) => {
     serialOnly(call, binder);
@@ -84,6 +143,7 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const sum = sql`sum(${x.sql}) ${windowOf(call, binder, args[1], frame)}`;
     return { type: x.type, sql: x.type === 'real' ? sum : sql`CAST(${sum} AS BIGINT)`, span: call.span };
   },
+  row_window_session: rowWindowSession,
 };
 
 const NONE: NamingRule = { kind: 'none' };
@@ -112,5 +172,12 @@ export const ROW_FUNCTIONS: readonly ScalarFunctionEntry[] = [
     'row_cumsum',
     ['row_cumsum(value: long|real|timespan[, restart: bool])'],
     'the running sum up to this row, of the type of value; from zero again at each row where restart is true',
+  ),
+  fn(
+    'row_window_session',
+    [
+      'row_window_session(value: datetime, maxDistanceFromFirst: timespan, maxDistanceBetweenNeighbors: timespan[, restart: bool]): datetime',
+    ],
+    'datetime: the value at the start of the row’s session; a new session starts at the first row, after a null, at or past the session’s first value plus maxDistanceFromFirst, at or past the previous value plus maxDistanceBetweenNeighbors, or where restart is true; null for a null value',
   ),
 ];

@@ -253,7 +253,7 @@ export const SERIES_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   entry(
     'series_fill_linear',
     'series_fill_linear(series: dynamic[, missing_value_placeholder: number[, fill_edges: bool[, constant_value: number]]]): dynamic',
-    'dynamic: missing elements interpolated linearly (rounded when every present element is a long); edges take the nearest value unless fill_edges is false; an all-missing series becomes constant_value (default 0)',
+    'dynamic: missing elements interpolated linearly (the fraction dropped when every present element is a long); edges take the nearest value unless fill_edges is false; an all-missing series becomes constant_value (default 0)',
     fill('linear'),
     FIRST,
   ),
