@@ -30,10 +30,15 @@ export function storageTimeUs(fragment: SingleWorkerSpec): { fromUs?: number; to
   return out;
 }
 
-export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
 export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, view?: FragmentView): ExecuteFragmentRequest {
   return encodeFragmentRequest(
-    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange), ...storageTimeUs(fragment), ...(view ? { view } : {}) },
+    {
+      accountId,
+      schema: fragment.table,
+      ...scanRangeMs(fragment.timeRange),
+      ...storageTimeUs(fragment),
+      ...(view ? { view } : {}),
+    },
     {
       sql: fragment.sql,
       params: fragment.params,
