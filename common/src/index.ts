@@ -4,6 +4,7 @@ export * from './config/load.js';
 export * from './config/schema.js';
 export * from './coordinator/coordinator.js';
 export * from './coordinator/create.js';
+export * from './coordinator/drains.js';
 export * from './coordinator/embedded.js';
 export * from './coordinator/etcd.js';
 export * from './coordinator/placements.js';

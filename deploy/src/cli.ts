@@ -4,6 +4,7 @@ import { PLACEMENTS_USAGE, placementsCommand } from './placements-command.js';
 import { startProcess } from './process-runner.js';
 import { DEFAULT_ADMIN_USER_NAME, singleNodeConfig } from './single-node-config.js';
 import { generateTlsFiles } from './tls-command.js';
+import { WORKERS_USAGE, workersCommand } from './workers-command.js';
 
 const USAGE = `Usage:
   strata start [--config FILE]   Start every role FILE enables; without --config, a single node
@@ -15,6 +16,7 @@ const USAGE = `Usage:
                                  present: a re-run rotates the role certificates under the same
                                  CA) and <role>.crt/.key for database, backend and gateway.
 ${PLACEMENTS_USAGE}
+${WORKERS_USAGE}
   strata --help`;
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad usage or invalid configuration. */
@@ -69,6 +71,17 @@ export async function main(argv: string[]): Promise<number> {
         worker: parsed.values.worker as string | undefined,
       },
       (line) => process.stdout.write(`${line}\n`),
+    );
+  }
+  if (command === 'workers') {
+    if (!file) {
+      process.stderr.write(`workers needs --config FILE\n${USAGE}\n`);
+      return 2;
+    }
+    const config = loadOrReport(() => loadConfigFile(file));
+    if (!config) return 2;
+    return workersCommand(config, { action: parsed.positionals[1], workerId: parsed.positionals[2] }, (text) =>
+      process.stdout.write(`${text}\n`),
     );
   }
   if (command !== 'start') {

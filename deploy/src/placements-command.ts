@@ -3,10 +3,12 @@ import { componentLogger, createCoordinator, createLogger, type ResolvedConfig }
 export const PLACEMENTS_USAGE = `  strata placements list --config FILE [--account ID]
                                  Which workers hold data of which account (from etcd), and
                                  whether each holder is registered now.
-  strata placements write-off --config FILE --worker WORKER_ID [--account ID]
-                                 Forget that a worker holds data (its volume is lost for good):
-                                 queries then answer without it instead of 503. Refused while
-                                 that worker is registered.`;
+  strata placements write-off --config FILE --worker WORKER_ID
+                                 Write a worker off (its volume is lost for good): the database
+                                 leader restores its replicated segments from the other workers,
+                                 then removes its placements, and queries answer without it
+                                 instead of 503. Refused while that worker is registered; the
+                                 worker id can never rejoin.`;
 
 export interface PlacementsArgs {
   action: string | undefined;
@@ -50,8 +52,16 @@ export async function placementsCommand(
         );
         return 1;
       }
-      const removed = await coordinator.removePlacements(args.worker, args.account);
-      out(`wrote off ${removed} placement(s) of worker ${args.worker}${args.account ? ` for account ${args.account}` : ''}`);
+      if (args.account) {
+        out('write-off is for a whole worker (its volume is lost); --account is not accepted');
+        return 2;
+      }
+      const held = (await coordinator.listPlacements()).filter((p) => p.workerId === args.worker).length;
+      // The leader's replica recovery promotes copies of its segments, then removes the placements.
+      await coordinator.markLost(args.worker);
+      out(
+        `wrote off worker ${args.worker} (${held} placement(s)); the database leader restores its replicated segments and then removes its placements`,
+      );
       return 0;
     }
     out(`unknown placements action: ${args.action ?? '(none)'}\n${PLACEMENTS_USAGE}`);

@@ -2,6 +2,7 @@ import { agentAdminRoutes } from './agents/agent-admin-routes.js';
 import { agentRefreshRoutes } from './agents/agent-refresh-route.js';
 import { alertRuleRoutes } from './alerting/alert-rule-routes.js';
 import { authRoutes } from './auth/auth-routes.js';
+import { clusterRoutes } from './cluster/worker-routes.js';
 import { accountRoutes } from './directory/account-routes.js';
 import { memberRoutes } from './directory/member-routes.js';
 import { userRoutes } from './directory/user-routes.js';
@@ -39,6 +40,7 @@ export function allRoutes(): RouteDef[] {
     ...agentAdminRoutes,
     ...lifecycleRoutes,
     ...webhookRoutes,
+    ...clusterRoutes,
   ];
   routes.push({
     method: 'GET',

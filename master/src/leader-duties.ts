@@ -5,6 +5,7 @@ import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
 import { storedMailSettings } from './notifications/mail-settings.js';
 import { MailerDuty } from './notifications/mailer-duty.js';
+import { ReplicaRecoveryDuty } from './replication/replica-recovery-duty.js';
 import { PurgeDuty } from './storage-policy/purge-duty.js';
 import { SnapshotDuty } from './store/replication/snapshot-duty.js';
 import { WebhookDuty } from './webhooks/webhook-duty.js';
@@ -30,5 +31,6 @@ export function leaderDuties(): LeaderDuty[] {
     }),
     new PurgeDuty(),
     new SnapshotDuty(),
+    new ReplicaRecoveryDuty(),
   ];
 }

@@ -18,6 +18,11 @@ export interface LeaderState {
   log: Logger;
   /** The time as the leader sees it: alert rules schedule ticks by it (tests inject one). */
   clock: () => Date;
+  /**
+   * Fencing check before a command whose effect must not come from a deposed leader (resolves
+   * only while this term still leads; Candidacy.assertLeadership). Absent in tests without one.
+   */
+  assertLeadership?: () => Promise<void>;
 }
 
 /**

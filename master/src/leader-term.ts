@@ -63,6 +63,7 @@ export class LeaderTerm {
       channels: ctx.channels,
       log,
       clock: ctx.clock ?? (() => new Date()),
+      assertLeadership: () => candidacy.assertLeadership(),
     });
     try {
       for (const duty of leaderDuties()) {

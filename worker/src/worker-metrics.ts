@@ -14,6 +14,9 @@ export interface WorkerMetrics {
   storedBytes: Gauge<'account' | 'schema'>;
   freeBytes: Gauge;
   writable: Gauge;
+  underReplicated: Gauge;
+  ownSegments: Gauge;
+  replicaSegments: Gauge;
 }
 
 let metrics: WorkerMetrics | undefined;
@@ -70,6 +73,21 @@ export function workerMetrics(): WorkerMetrics {
     }),
     freeBytes: new Gauge({ name: 'strata_worker_free_bytes', help: 'Free bytes on the data path at the last check', registers }),
     writable: new Gauge({ name: 'strata_worker_writable', help: '1 while the worker accepts writes', registers }),
+    underReplicated: new Gauge({
+      name: 'strata_worker_under_replicated_segments',
+      help: "This worker's sealed segments with fewer copies than backend.replicationFactor at the last replication round",
+      registers,
+    }),
+    ownSegments: new Gauge({
+      name: 'strata_worker_own_segments',
+      help: 'Segments this worker is the primary of, at the last replication round',
+      registers,
+    }),
+    replicaSegments: new Gauge({
+      name: 'strata_worker_replica_segments',
+      help: "Replicas of other workers' segments held here, at the last replication round",
+      registers,
+    }),
   };
   return metrics;
 }

@@ -87,7 +87,9 @@ describe('worker role', function () {
     assert.deepEqual(rows, [{ n: 25, mx: 24, a: '10.0.0.1' }]);
 
     await worker.storage.sealAll();
-    const { segments } = await ctx.channels.client(SegmentServiceService, worker.endpoint).listSegments({ accountId: ACCOUNT });
+    const { segments } = await ctx.channels
+      .client(SegmentServiceService, worker.endpoint)
+      .listSegments({ accountId: ACCOUNT, includeReplicas: false });
     assert.equal(segments.length, 1);
     assert.equal(segments[0]!.rowCount, 25);
     assert.equal(segments[0]!.schema, 'Role.Logs');
@@ -100,6 +102,25 @@ describe('worker role', function () {
 
     await worker.stop();
     worker = undefined;
+    assert.deepEqual(await ctx.coordinator.listWorkers(), []);
+  });
+
+  it('a worker written off as lost refuses to start on its old data; a drained one stays out of the cluster', async () => {
+    ctx = context(tmp.dir, 0);
+    worker = await startWorkerWith(ctx);
+    const id = worker.workerId;
+    await worker.stop();
+    worker = undefined;
+    // Drained: it starts, holds nothing, does not register and refuses writes.
+    await ctx.coordinator.putDrain({ ...(await ctx.coordinator.requestDrain(id)), phase: 'done' });
+    worker = await startWorkerWith(ctx);
+    assert.deepEqual(await ctx.coordinator.listWorkers(), []);
+    assert.match(worker.readiness().detail, /drained/);
+    await worker.stop();
+    worker = undefined;
+    // Written off: its segments may live on elsewhere (promoted replicas), so it must not come back.
+    await ctx.coordinator.markLost(id);
+    await assert.rejects(startWorkerWith(ctx), /written off as lost/);
     assert.deepEqual(await ctx.coordinator.listWorkers(), []);
   });
 

@@ -80,6 +80,22 @@ export const configSchema = z
           .int()
           .min(0)
           .default(1024 * 1024 * 1024),
+        /**
+         * How long a draining worker keeps segments it has handed off before unlisting them: a
+         * query that started before a handoff may still read them here. At least the longest a
+         * query runs (MAX_QUERY_SECONDS); lower only in tests.
+         */
+        drainGraceSeconds: z.number().min(0).default(310),
+        /**
+         * Copies of each sealed segment across workers (this worker's included). Set the same on
+         * every worker. 1: no copies; a lost volume loses its data.
+         */
+        replicationFactor: z.number().int().min(1).max(5).default(1),
+        /**
+         * Hot rows are sealed into a segment once the oldest is this old (or at 250,000 rows):
+         * the most a lost volume can lose of acknowledged writes, replication or not.
+         */
+        sealAgeSeconds: z.number().min(1).max(3600).default(60),
       })
       .prefault({}),
 

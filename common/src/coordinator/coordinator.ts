@@ -21,6 +21,16 @@ export interface WorkerRegistration {
    */
   workerId?: string;
   /**
+   * True while the worker is being drained (docs/decisions/0016-drain-and-replication.md): it
+   * takes no writes and is moving its segments to the other workers, but still answers queries.
+   */
+  draining?: boolean;
+  /**
+   * Bytes of the sealed segments this worker is the primary of (replicas not counted), as of its
+   * last replication round: what a rebalance evens out.
+   */
+  segmentBytes?: number;
+  /**
    * The worker's scans apply a fragment's exact time bounds (ExecuteFragmentRequest from_us/to_us).
    * A gateway leaves time conjuncts out of its statements only when every worker it asks says so:
    * an older worker would ignore the bounds (decision 0018).
@@ -42,6 +52,74 @@ export interface Placement {
   endpoint: string;
   /** ISO time of the recording. */
   since: string;
+}
+
+/**
+ * A sealed segment whose ownership passed from one worker to another while the giving worker may
+ * still list it (a drain). A query that read this record reads the segment only from `toWorkerId`;
+ * a query that started before the record existed reads it only from `fromWorkerId`, which keeps it
+ * until no such query can be running. See docs/decisions/0016-drain-and-replication.md.
+ */
+export interface SegmentHandoff {
+  accountId: string;
+  segmentId: string;
+  fromWorkerId: string;
+  toWorkerId: string;
+}
+
+/**
+ * What a query over one account reads at its start, at one revision of the coordinator's store:
+ * the registered workers, the account's placements and its segment handoffs.
+ */
+export interface AccountView {
+  workers: WorkerRegistration[];
+  placements: Placement[];
+  handoffs: SegmentHandoff[];
+  /** The store revision of the read (etcd: the header revision; embedded: a counter). */
+  revision: number;
+}
+
+/** The phases of a drain, in order. */
+export const DRAIN_PHASES = ['requested', 'sealing', 'moving', 'settling', 'done'] as const;
+export type DrainPhase = (typeof DRAIN_PHASES)[number];
+
+/**
+ * A worker's drain: requested by an operator (HTTP or CLI), carried out by the worker itself,
+ * which keeps this record up to date. Durable (no lease): a worker restarted mid-drain resumes.
+ */
+export interface DrainRecord {
+  workerId: string;
+  phase: DrainPhase;
+  /** ISO time of the request. */
+  requestedAt: string;
+  /** ISO time of the last change. */
+  updatedAt: string;
+  segmentsTotal: number;
+  segmentsMoved: number;
+  bytesTotal: number;
+  bytesMoved: number;
+  /** The last error the worker met (it retries), if any. */
+  lastError?: string;
+}
+
+/** A request to even out existing segments over the workers (`POST /cluster/rebalance`). */
+export interface RebalanceRequest {
+  requestId: string;
+  requestedAt: string;
+}
+
+/** One worker's part of a rebalance, reported by the worker. */
+export interface RebalanceProgress {
+  requestId: string;
+  workerId: string;
+  /** `done` also when the worker had nothing to give. */
+  phase: 'moving' | 'settling' | 'done';
+  segmentsTotal: number;
+  segmentsMoved: number;
+  bytesTotal: number;
+  bytesMoved: number;
+  updatedAt: string;
+  lastError?: string;
 }
 
 export interface LeaderInfo {
@@ -95,7 +173,7 @@ export interface Candidacy {
 
 export interface WorkerLease {
   /** Updates the published registration (free bytes, writable flag). */
-  update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>>): Promise<void>;
+  update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>>): Promise<void>;
   /** Removes the registration at once (clean shutdown). */
   revoke(): Promise<void>;
 }
@@ -128,6 +206,40 @@ export interface Coordinator {
    * has no replicated store to keep it in (embedded: one process). See replicated-log.ts.
    */
   replicatedLog(name: string): ReplicatedLog | undefined;
+  /** Reads the registered workers, an account's placements and its handoffs at one revision. */
+  readAccountView(accountId: string): Promise<AccountView>;
+  /** Records a segment handoff; resolves with the store revision at which it took effect. */
+  recordHandoff(handoff: SegmentHandoff): Promise<number>;
+  /** The handoffs of one account, or of every account. */
+  listHandoffs(accountId?: string): Promise<SegmentHandoff[]>;
+  removeHandoff(accountId: string, segmentId: string): Promise<void>;
+
+  /**
+   * Asks a worker to drain: creates its drain record (phase `requested`) unless one exists;
+   * answers the record.
+   */
+  requestDrain(workerId: string): Promise<DrainRecord>;
+  getDrain(workerId: string): Promise<DrainRecord | undefined>;
+  listDrains(): Promise<DrainRecord[]>;
+  /** Writes a drain record (the draining worker reports its progress). */
+  putDrain(record: DrainRecord): Promise<void>;
+  /** Removes a drain record (cancelled before it moved anything, or a finished drain forgotten). */
+  removeDrain(workerId: string): Promise<void>;
+
+  /** Asks every worker to even out existing segments (a new request replaces an older one). */
+  requestRebalance(): Promise<RebalanceRequest>;
+  getRebalance(): Promise<RebalanceRequest | undefined>;
+  putRebalanceProgress(progress: RebalanceProgress): Promise<void>;
+  listRebalanceProgress(): Promise<RebalanceProgress[]>;
+
+  /**
+   * Records that a worker's data directory is lost for good (`strata placements write-off`).
+   * Durable and never removed: the master leader restores the worker's replicated segments from
+   * the survivors and then removes its placements; the worker id never rejoins.
+   */
+  markLost(workerId: string): Promise<void>;
+  /** Worker ids marked lost. */
+  listLost(): Promise<string[]>;
 
   /** Releases leases and connections. */
   close(): Promise<void>;

@@ -1,15 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logging.js';
 import { backoffDelay } from './backoff.js';
 import type {
+  AccountView,
   Candidacy,
   Coordinator,
+  DrainRecord,
   LeaderInfo,
   LeadershipHandlers,
   Placement,
+  RebalanceProgress,
+  RebalanceRequest,
+  SegmentHandoff,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
 } from './coordinator.js';
+import { newDrainRecord } from './drains.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
 import { sortPlacements } from './placements.js';
 import type { ReplicatedLog } from './replicated-log.js';
@@ -49,6 +56,14 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly candidacies = new Set<Candidacy>();
   /** Placements by `<accountId>/<workerId>`. */
   private readonly placements = new Map<string, Placement>();
+  /** Handoffs by `<accountId>/<segmentId>`. */
+  private readonly handoffs = new Map<string, SegmentHandoff>();
+  private readonly drains = new Map<string, DrainRecord>();
+  private readonly lost = new Set<string>();
+  private rebalance: RebalanceRequest | undefined;
+  private readonly rebalanceProgress = new Map<string, RebalanceProgress>();
+  /** Counts changes of placements and handoffs: the revision of an account view. */
+  private revision = 0;
   private lastTerm = 0;
   private closed = false;
 
@@ -166,6 +181,7 @@ export class EmbeddedCoordinator implements Coordinator {
     this.assertOpen();
     const { accountId, workerId, endpoint } = placement;
     this.placements.set(`${accountId}/${workerId}`, { accountId, workerId, endpoint, since: new Date().toISOString() });
+    this.revision++;
   }
 
   async listPlacements(accountId?: string): Promise<Placement[]> {
@@ -180,6 +196,7 @@ export class EmbeddedCoordinator implements Coordinator {
         removed++;
       }
     }
+    this.revision++;
     return removed;
   }
 
@@ -189,6 +206,89 @@ export class EmbeddedCoordinator implements Coordinator {
    */
   replicatedLog(_name: string): ReplicatedLog | undefined {
     return undefined;
+  }
+
+  async readAccountView(accountId: string): Promise<AccountView> {
+    return {
+      workers: this.workerList(),
+      placements: await this.listPlacements(accountId),
+      handoffs: await this.listHandoffs(accountId),
+      revision: this.revision,
+    };
+  }
+
+  async recordHandoff(handoff: SegmentHandoff): Promise<number> {
+    this.assertOpen();
+    this.handoffs.set(`${handoff.accountId}/${handoff.segmentId}`, { ...handoff });
+    return ++this.revision;
+  }
+
+  async listHandoffs(accountId?: string): Promise<SegmentHandoff[]> {
+    return [...this.handoffs.values()]
+      .filter((h) => accountId === undefined || h.accountId === accountId)
+      .map((h) => ({ ...h }))
+      .sort((a, b) => (a.accountId + a.segmentId).localeCompare(b.accountId + b.segmentId));
+  }
+
+  async removeHandoff(accountId: string, segmentId: string): Promise<void> {
+    if (this.handoffs.delete(`${accountId}/${segmentId}`)) this.revision++;
+  }
+
+  async requestRebalance(): Promise<RebalanceRequest> {
+    this.assertOpen();
+    this.rebalance = { requestId: randomUUID(), requestedAt: new Date().toISOString() };
+    return { ...this.rebalance };
+  }
+
+  async getRebalance(): Promise<RebalanceRequest | undefined> {
+    return this.rebalance ? { ...this.rebalance } : undefined;
+  }
+
+  async putRebalanceProgress(progress: RebalanceProgress): Promise<void> {
+    this.assertOpen();
+    this.rebalanceProgress.set(progress.workerId, { ...progress });
+  }
+
+  async listRebalanceProgress(): Promise<RebalanceProgress[]> {
+    return [...this.rebalanceProgress.values()].map((p) => ({ ...p })).sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
+  async markLost(workerId: string): Promise<void> {
+    this.assertOpen();
+    this.lost.add(workerId);
+  }
+
+  async listLost(): Promise<string[]> {
+    return [...this.lost].sort();
+  }
+
+  async requestDrain(workerId: string): Promise<DrainRecord> {
+    this.assertOpen();
+    let record = this.drains.get(workerId);
+    if (!record) {
+      const now = new Date().toISOString();
+      record = newDrainRecord(workerId, now);
+      this.drains.set(workerId, record);
+    }
+    return { ...record };
+  }
+
+  async getDrain(workerId: string): Promise<DrainRecord | undefined> {
+    const record = this.drains.get(workerId);
+    return record ? { ...record } : undefined;
+  }
+
+  async listDrains(): Promise<DrainRecord[]> {
+    return [...this.drains.values()].map((d) => ({ ...d })).sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
+  async putDrain(record: DrainRecord): Promise<void> {
+    this.assertOpen();
+    this.drains.set(record.workerId, { ...record });
+  }
+
+  async removeDrain(workerId: string): Promise<void> {
+    this.drains.delete(workerId);
   }
 
   async close(): Promise<void> {
@@ -255,9 +355,11 @@ function leaderInfo(state: Election | undefined): LeaderInfo | undefined {
 }
 
 /** Only the fields a worker may change; stray keys of a loosely typed caller are ignored. */
-function pick(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>>) {
-  const out: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>> = {};
+function pick(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>>) {
+  const out: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>> = {};
+  if (change.segmentBytes !== undefined) out.segmentBytes = change.segmentBytes;
   if (change.freeBytes !== undefined) out.freeBytes = change.freeBytes;
   if (change.writable !== undefined) out.writable = change.writable;
+  if (change.draining !== undefined) out.draining = change.draining;
   return out;
 }

@@ -42,11 +42,13 @@ export class EtcdWorkerLease implements WorkerLease {
     return workerLease;
   }
 
-  async update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable'>>): Promise<void> {
+  async update(change: Partial<Pick<WorkerRegistration, 'freeBytes' | 'writable' | 'draining' | 'segmentBytes'>>): Promise<void> {
     if (this.revoked) throw new StrataError('unavailable', `worker lease of ${this.current.endpoint} is revoked`);
     const next = { ...this.current, updatedAt: new Date().toISOString() };
     if (change.freeBytes !== undefined) next.freeBytes = change.freeBytes;
     if (change.writable !== undefined) next.writable = change.writable;
+    if (change.draining !== undefined) next.draining = change.draining;
+    if (change.segmentBytes !== undefined) next.segmentBytes = change.segmentBytes;
     this.current = next;
     // While a lost lease is being replaced, the re-registration writes `current`.
     const lease = this.lease;

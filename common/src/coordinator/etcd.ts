@@ -1,15 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import { Etcd3, type IKeyValue, type Namespace } from 'etcd3';
 import type { Logger } from '../logging.js';
 import type {
+  AccountView,
   Candidacy,
   Coordinator,
+  DrainRecord,
   LeaderInfo,
   LeadershipHandlers,
   Placement,
+  RebalanceProgress,
+  RebalanceRequest,
+  SegmentHandoff,
   Unsubscribe,
   WorkerLease,
   WorkerRegistration,
 } from './coordinator.js';
+import { newDrainRecord } from './drains.js';
 import { EtcdCandidacy } from './etcd-candidacy.js';
 import { PrefixWatch } from './etcd-prefix-watch.js';
 import { EtcdReplicatedLog } from './etcd-replicated-log.js';
@@ -40,6 +47,11 @@ export interface EtcdCoordinatorOptions {
  *  - `placement/<accountId>/<workerId>`: a Placement (JSON), under no lease: it must outlive the
  *    worker's process and registration;
  *  - `log/<name>/…`: a replicated log (entries, snapshot record and chunks; etcd-replicated-log.ts).
+ *  - `handoff/<accountId>/<segmentId>`: a SegmentHandoff (JSON) while a moved segment may still
+ *    be listed by the worker that gave it away;
+ *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it;
+ *  - `lost/<workerId>`: a worker written off (its volume lost for good), for ever;
+ *  - `rebalance/request`, `rebalance/progress/<workerId>`: the latest rebalance and each worker's part.
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -171,6 +183,116 @@ export class EtcdCoordinator implements Coordinator {
     return new EtcdReplicatedLog(this.client, `${this.prefix}log/${name}/`, (prefix, load, emit) =>
       this.watch<string>({ prefix, load, equal: (a, b) => a === b, emit: () => emit() }),
     );
+  }
+
+  async readAccountView(accountId: string): Promise<AccountView> {
+    // The handoff read fixes the revision; the others read at exactly that revision, so the view
+    // is one instant of the store (a handoff seen implies its target's placement is seen too).
+    const first = await this.root.getAll().prefix(`handoff/${accountId}/`).exec();
+    const revision = Number(first.header.revision);
+    const [placements, workers] = await Promise.all([
+      this.root.getAll().prefix(`placement/${accountId}/`).revision(revision).exec(),
+      this.root.getAll().prefix('workers/').revision(revision).exec(),
+    ]);
+    return {
+      handoffs: this.parseAll<SegmentHandoff>(first.kvs, 'handoff'),
+      placements: sortPlacements(this.parseAll<Placement>(placements.kvs, 'placement')),
+      workers: this.parseAll<WorkerRegistration>(workers.kvs, 'worker registration').sort((a, b) =>
+        a.endpoint.localeCompare(b.endpoint),
+      ),
+      revision,
+    };
+  }
+
+  async recordHandoff(handoff: SegmentHandoff): Promise<number> {
+    const { accountId, segmentId, fromWorkerId, toWorkerId } = handoff;
+    const res = await this.root
+      .put(`handoff/${accountId}/${segmentId}`)
+      .value(JSON.stringify({ accountId, segmentId, fromWorkerId, toWorkerId }))
+      .exec();
+    return Number(res.header.revision);
+  }
+
+  async listHandoffs(accountId?: string): Promise<SegmentHandoff[]> {
+    const res = await this.root
+      .getAll()
+      .prefix(accountId === undefined ? 'handoff/' : `handoff/${accountId}/`)
+      .exec();
+    return this.parseAll<SegmentHandoff>(res.kvs, 'handoff');
+  }
+
+  async removeHandoff(accountId: string, segmentId: string): Promise<void> {
+    await this.root.delete().key(`handoff/${accountId}/${segmentId}`).exec();
+  }
+
+  async requestRebalance(): Promise<RebalanceRequest> {
+    const request: RebalanceRequest = { requestId: randomUUID(), requestedAt: new Date().toISOString() };
+    await this.root.put('rebalance/request').value(JSON.stringify(request)).exec();
+    return request;
+  }
+
+  async getRebalance(): Promise<RebalanceRequest | undefined> {
+    const value = await this.root.get('rebalance/request').string();
+    return value === null ? undefined : (JSON.parse(value) as RebalanceRequest);
+  }
+
+  async putRebalanceProgress(progress: RebalanceProgress): Promise<void> {
+    await this.root.put(`rebalance/progress/${progress.workerId}`).value(JSON.stringify(progress)).exec();
+  }
+
+  async listRebalanceProgress(): Promise<RebalanceProgress[]> {
+    const res = await this.root.getAll().prefix('rebalance/progress/').exec();
+    return this.parseAll<RebalanceProgress>(res.kvs, 'rebalance progress').sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
+  async markLost(workerId: string): Promise<void> {
+    await this.root.put(`lost/${workerId}`).value(new Date().toISOString()).exec();
+  }
+
+  async listLost(): Promise<string[]> {
+    const keys = await this.root.getAll().prefix('lost/').keys();
+    return keys.map((k) => k.slice('lost/'.length)).sort();
+  }
+
+  async requestDrain(workerId: string): Promise<DrainRecord> {
+    const key = `drain/${workerId}`;
+    const fresh = newDrainRecord(workerId, new Date().toISOString());
+    // Create only: a second request must not reset the progress of a running drain.
+    await this.root
+      .if(key, 'Create', '==', 0)
+      .then(this.root.put(key).value(JSON.stringify(fresh)))
+      .commit();
+    return (await this.getDrain(workerId)) ?? fresh;
+  }
+
+  async getDrain(workerId: string): Promise<DrainRecord | undefined> {
+    const value = await this.root.get(`drain/${workerId}`).string();
+    return value === null ? undefined : (JSON.parse(value) as DrainRecord);
+  }
+
+  async listDrains(): Promise<DrainRecord[]> {
+    const res = await this.root.getAll().prefix('drain/').exec();
+    return this.parseAll<DrainRecord>(res.kvs, 'drain record').sort((a, b) => a.workerId.localeCompare(b.workerId));
+  }
+
+  async putDrain(record: DrainRecord): Promise<void> {
+    await this.root.put(`drain/${record.workerId}`).value(JSON.stringify(record)).exec();
+  }
+
+  async removeDrain(workerId: string): Promise<void> {
+    await this.root.delete().key(`drain/${workerId}`).exec();
+  }
+
+  private parseAll<T>(kvs: IKeyValue[], what: string): T[] {
+    const out: T[] = [];
+    for (const kv of kvs) {
+      try {
+        out.push(JSON.parse(kv.value.toString()) as T);
+      } catch {
+        this.log.warn({ key: kv.key.toString() }, `ignoring a ${what} that is not JSON`);
+      }
+    }
+    return out;
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,13 @@ export const SERVICE_ACCESS: Readonly<Record<string, ServiceAccess>> = {
   'strata.query.v1.QueryService': { server: 'backend', callers: ['gateway'] },
   'strata.ingest.v1.SegmentService': { server: 'backend', callers: ['database'] },
   'strata.worker.v1.WorkerService': { server: 'backend', callers: ['gateway', 'database'] },
+  // Drains and replication: a worker copies its segments to the others (worker to worker),
+  // and the master leader drops the spare copies of a lost worker's segments.
+  'strata.worker.v1.SegmentTransferService': {
+    server: 'backend',
+    callers: ['backend'],
+    methods: { DropReplicas: ['backend', 'database'] },
+  },
   // Usage and schema drops come from gateways; purge steps from the master leader that runs the job.
   'strata.storage.v1.WorkerStorageService': {
     server: 'backend',

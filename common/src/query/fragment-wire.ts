@@ -74,12 +74,24 @@ function paramValue(p: ExecuteFragmentRequest['params'][number]): ParamValue {
   }
 }
 
+/**
+ * The account view a query resolved at its start, as its fragments carry it: the coordinator
+ * revision of the read and the owner of every segment in a handoff between workers
+ * (docs/decisions/0016-drain-and-replication.md).
+ */
+export interface FragmentView {
+  revision: number;
+  owners: { segmentId: string; workerId: string }[];
+}
+
 /** Which rows a fragment reads: account, schema, and a time range in ms (from inclusive, to exclusive). */
 export interface FragmentTarget {
   accountId: string;
   schema: string;
   fromMs?: number;
   toMs?: number;
+  /** Absent: the caller read no view (a worker then reads no incoming segment). */
+  view?: FragmentView;
   /**
    * Exact bounds in µs, both inclusive, that the storage applies itself because the statement
    * does not repeat them (the planner's storage-applied time conjuncts, decision 0018).
@@ -101,6 +113,8 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     sourceColumns: statement.sourceColumns.map((c) => ({ name: c.name, type: PROTO_VALUE[c.type] })),
     columns: statement.columns.map((c) => ({ id: c.id, type: PROTO_WIRE[c.type] })),
     ...(statement.maxRows !== undefined ? { maxRows: Number(statement.maxRows) } : {}),
+    viewRevision: target.view?.revision ?? 0,
+    segmentOwners: target.view?.owners.map((o) => ({ segmentId: o.segmentId, workerId: o.workerId })) ?? [],
     ...(statement.branchTopN
       ? {
           branchTopN: {
@@ -150,6 +164,9 @@ export function decodeFragmentTarget(req: ExecuteFragmentRequest): FragmentTarge
     schema: req.schema,
     ...(req.fromMs !== undefined ? { fromMs: req.fromMs } : {}),
     ...(req.toMs !== undefined ? { toMs: req.toMs } : {}),
+    ...(req.viewRevision > 0 || req.segmentOwners.length > 0
+      ? { view: { revision: req.viewRevision, owners: req.segmentOwners.map((o) => ({ ...o })) } }
+      : {}),
     ...(req.fromUs !== undefined ? { fromUs: req.fromUs } : {}),
     ...(req.toUs !== undefined ? { toUs: req.toUs } : {}),
   };

@@ -135,6 +135,78 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     assert.equal(await coord.removePlacements('w-2'), 1);
   });
 
+  it('reads an account view at one revision; a handoff orders the views before and after it', async () => {
+    const coord = await open();
+    const account = `acc-${uniqueElection()}`;
+    const endpoint = uniqueEndpoint();
+    const lease = await coord.registerWorker({ endpoint, workerId: `w-${endpoint}`, freeBytes: 1, writable: true });
+    await coord.recordPlacement({ accountId: account, workerId: 'w-giver', endpoint: '10.0.0.1:1' });
+    const before = await coord.readAccountView(account);
+    assert.deepEqual(before.handoffs, []);
+    assert.ok(before.workers.some((w) => w.endpoint === endpoint));
+    assert.deepEqual(
+      before.placements.map((p) => p.workerId),
+      ['w-giver'],
+    );
+    await coord.recordPlacement({ accountId: account, workerId: 'w-taker', endpoint: '10.0.0.2:1' });
+    const handoff = { accountId: account, segmentId: 'seg-1', fromWorkerId: 'w-giver', toWorkerId: 'w-taker' };
+    const revision = await coord.recordHandoff(handoff);
+    assert.ok(revision > before.revision, 'a handoff is later than every view read before it');
+    const second = await open();
+    const after = await second.readAccountView(account);
+    assert.ok(after.revision >= revision);
+    assert.deepEqual(after.handoffs, [handoff]);
+    assert.deepEqual(
+      after.placements.map((p) => p.workerId),
+      ['w-giver', 'w-taker'],
+      'the view that sees the handoff sees the placement recorded before it',
+    );
+    assert.deepEqual(await second.listHandoffs(account), [handoff]);
+    await coord.removeHandoff(account, 'seg-1');
+    assert.deepEqual((await second.readAccountView(account)).handoffs, []);
+    await coord.removePlacements('w-giver');
+    await coord.removePlacements('w-taker');
+    await lease.revoke();
+  });
+
+  it('keeps drain records, lost workers and rebalance requests for every client', async () => {
+    const coord = await open();
+    const worker = `w-${uniqueElection()}`;
+    const first = await coord.requestDrain(worker);
+    assert.equal(first.phase, 'requested');
+    await coord.putDrain({ ...first, phase: 'moving', segmentsTotal: 4, segmentsMoved: 1, bytesTotal: 40, bytesMoved: 10 });
+    const second = await open();
+    const again = await second.requestDrain(worker);
+    assert.equal(again.phase, 'moving', 'asking again keeps the progress of the drain under way');
+    assert.equal(again.segmentsMoved, 1);
+    assert.ok((await second.listDrains()).some((d) => d.workerId === worker));
+    await second.removeDrain(worker);
+    assert.equal(await coord.getDrain(worker), undefined);
+
+    await coord.markLost(worker);
+    assert.ok((await second.listLost()).includes(worker));
+
+    const request = await coord.requestRebalance();
+    assert.deepEqual(await second.getRebalance(), request);
+    const progress = {
+      requestId: request.requestId,
+      workerId: worker,
+      phase: 'done' as const,
+      segmentsTotal: 2,
+      segmentsMoved: 2,
+      bytesTotal: 20,
+      bytesMoved: 20,
+      updatedAt: new Date().toISOString(),
+    };
+    await second.putRebalanceProgress(progress);
+    assert.deepEqual(
+      (await coord.listRebalanceProgress()).find((p) => p.workerId === worker),
+      progress,
+    );
+    const newer = await second.requestRebalance();
+    assert.notEqual(newer.requestId, request.requestId, 'a new request replaces the older one');
+  });
+
   it('resigning a waiting candidate removes it from the campaign', async () => {
     const coord = await open();
     const election = uniqueElection();

@@ -35,7 +35,8 @@ export type Operation =
   | 'members.read'
   | 'members.write'
   | 'agents.manage'
-  | 'webhooks.manage';
+  | 'webhooks.manage'
+  | 'cluster.manage';
 
 interface Rule {
   kind: 'public' | 'authenticated' | 'global' | 'account';
@@ -83,6 +84,8 @@ export const ACCESS_POLICY: Record<Operation, Rule> = {
   'agents.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
   // A webhook sends the account's incidents to a URL of its maker's choosing: account admins.
   'webhooks.manage': { kind: 'account', accountPermissions: [ADMIN], scoped: 'never' },
+  // Draining a worker moves every account's data: installation-wide, global admins only.
+  'cluster.manage': { kind: 'global', accountPermissions: [], scoped: 'never' },
 };
 
 /** Whether `principal` may perform `operation` (on `accountId` for account operations). */

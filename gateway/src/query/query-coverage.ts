@@ -8,7 +8,14 @@
  * (docs/decisions/0009-leadership-and-placement.md). Registered workers that hold nothing of the
  * account are still asked (they answer nothing), and their failure does not matter.
  */
-import { type Coordinator, coverageOf, type Placement, StrataError, type WorkerRegistration } from '@strata/common';
+import {
+  type Coordinator,
+  coverageOf,
+  type FragmentView,
+  type Placement,
+  StrataError,
+  type WorkerRegistration,
+} from '@strata/common';
 
 /** A holder the answer is missing. */
 export interface MissingWorker {
@@ -24,6 +31,12 @@ export class QueryCoverage {
     readonly workers: WorkerRegistration[],
     private readonly holders: Set<string>,
     readonly allowPartial: boolean,
+    /**
+     * The coordinator revision of the read and the owners of segments handed between workers:
+     * every fragment of the query carries it, so each such segment is read exactly once
+     * (docs/decisions/0016-drain-and-replication.md).
+     */
+    readonly view: FragmentView,
   ) {}
 
   /**
@@ -31,9 +44,14 @@ export class QueryCoverage {
    * naming the holders that are not registered, unless `allowPartial`.
    */
   static async resolve(coordinator: Coordinator, accountId: string, allowPartial: boolean): Promise<QueryCoverage> {
-    const [placements, workers] = await Promise.all([coordinator.listPlacements(accountId), coordinator.listWorkers()]);
+    // One read at one revision: workers, placements and handoffs agree with each other.
+    const { placements, workers, handoffs, revision } = await coordinator.readAccountView(accountId);
     const { reachable, missing } = coverageOf(placements, workers);
-    const coverage = new QueryCoverage(reachable, new Set(placements.map((p) => p.workerId)), allowPartial);
+    const view: FragmentView = {
+      revision,
+      owners: handoffs.map((h) => ({ segmentId: h.segmentId, workerId: h.toWorkerId })),
+    };
+    const coverage = new QueryCoverage(reachable, new Set(placements.map((p) => p.workerId)), allowPartial, view);
     for (const p of missing) coverage.noteMissing(p);
     coverage.check();
     return coverage;

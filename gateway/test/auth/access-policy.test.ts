@@ -57,6 +57,7 @@ const EXPECTED: Record<Operation, Role[]> = {
   'members.write': ['globalAdmin', 'accountAdmin'],
   'agents.manage': ['globalAdmin', 'accountAdmin'],
   'webhooks.manage': ['globalAdmin', 'accountAdmin'],
+  'cluster.manage': ['globalAdmin'],
 };
 
 function principal(role: Role, account = ACCOUNT): Principal {

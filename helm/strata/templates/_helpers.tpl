@@ -111,6 +111,8 @@ STRATA_<ROLE>_ADVERTISEENDPOINT, set in the pod's environment.
 {{- $_ := set $owned.backend "endpoint" (printf "0.0.0.0:%d" (int $v.ports.worker)) }}
 {{- $_ := set $owned.backend "dataPath" "/var/lib/strata/backend" }}
 {{- $_ := set $owned.backend "minimumFreeSpaceBytes" (int64 $v.worker.minimumFreeSpaceBytes) }}
+{{- $_ := set $owned.backend "replicationFactor" (int $v.worker.replicationFactor) }}
+{{- $_ := set $owned.backend "sealAgeSeconds" (int $v.worker.sealAgeSeconds) }}
 {{- end }}
 {{- if eq .role "gateway" }}
 {{- $_ := set $owned.gateway "host" "0.0.0.0" }}

@@ -95,7 +95,7 @@ export class CompactionScheduler {
       const client = this.o.channels.client(SegmentServiceService, worker.endpoint);
       let jobs: CompactionJob[];
       try {
-        const { segments } = await client.listSegments({ accountId: '' }, { signal, timeoutMs: 30_000 });
+        const { segments } = await client.listSegments({ accountId: '', includeReplicas: false }, { signal, timeoutMs: 30_000 });
         for (const s of segments) await sizeOf(s.accountId);
         jobs = planCompaction(
           segments.map((s) => ({

@@ -477,6 +477,8 @@ describe('distributed queries over worker storage and gRPC', function () {
         params: [],
         sourceColumns: [{ name: 'host', type: ValueType.VALUE_TYPE_STRING }],
         columns: [{ id: 'c0', type: WireType.WIRE_TYPE_BIGINT }],
+        viewRevision: 0,
+        segmentOwners: [],
       };
       const controller = new AbortController();
       const consume = (async () => {

@@ -34,6 +34,7 @@ import { SettingsServiceService } from '@strata/proto/settings/v1/settings';
 import { StoragePolicyServiceService } from '@strata/proto/storage/v1/policy';
 import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_storage';
 import { WebhookServiceService } from '@strata/proto/webhooks/v1/webhooks';
+import { SegmentTransferServiceService } from '@strata/proto/worker/v1/transfer';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
 
 /**
@@ -60,6 +61,7 @@ const DEFINITIONS = [
   SegmentServiceService,
   WorkerServiceService,
   WorkerStorageServiceService,
+  SegmentTransferServiceService,
 ] as const;
 
 type MethodDef = { path: string; responseStream: boolean; requestSerialize: (v: never) => Buffer };

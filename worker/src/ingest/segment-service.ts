@@ -13,19 +13,28 @@ function segmentToProto(s: SegmentInfo): Segment {
     rowCount: s.rowCount,
     byteSize: s.byteSize,
     createdAtMs: s.createdAtMs,
+    replicaOf: s.handoff === 'replica' ? (s.peerWorkerId ?? '') : '',
   };
 }
 
-/** SegmentService of a worker: the catalog for the master's compaction planner, and Compact. */
+/**
+ * SegmentService of a worker: the catalog for the master's compaction planner, Compact, and the
+ * promotion of replicas whose primary was lost (the leader's replica recovery).
+ */
 export function segmentService(storage: StorageEngine, log: Logger) {
   return {
     definition: SegmentServiceService,
     implementation: implementService(
       SegmentServiceService,
       {
+        // The compaction planner sees only this worker's own segments; segments in a handoff or
+        // replicas of other workers' segments are never compacted (the recovery duty asks for replicas).
         listSegments: async (req) => ({
-          segments: (await storage.listSegments(req.accountId === '' ? undefined : req.accountId)).map(segmentToProto),
+          segments: (await storage.listSegments(req.accountId === '' ? undefined : req.accountId))
+            .filter((s) => (req.includeReplicas ? s.handoff !== 'incoming' : s.handoff === undefined))
+            .map(segmentToProto),
         }),
+        promoteReplicas: async (req) => ({ promoted: await storage.promoteReplicas(req.segmentIds, req.term) }),
         compact: async (req) => {
           const merged = await storage.compact(
             { accountId: req.accountId, schema: req.schema, segmentIds: req.segmentIds },

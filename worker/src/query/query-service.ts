@@ -19,6 +19,7 @@ import {
   encodeBatch,
   errorFields,
   FragmentChecker,
+  type FragmentView,
   implementService,
   type Logger,
   MAX_QUERY_SECONDS,
@@ -58,12 +59,22 @@ export interface QueryServiceOptions {
   unsafeSkipFragmentCheckForTests?: boolean;
   /** Longest a fragment runs whatever the caller's deadline (default MAX_QUERY_SECONDS). */
   maxFragmentMs?: number;
+  /** This worker's id: a fragment's view names the owners of handed-off segments by it. */
+  workerId?: string;
 }
 
 /** The executor limits, kept in step with the settings poller. */
 export interface LiveLimits {
   current(): Readonly<ExecutorLimits>;
   onChange(listener: (limits: Readonly<ExecutorLimits>) => void): unknown;
+}
+
+/** A fragment's view as the storage reads it: which handed-off segments are this worker's. */
+function segmentView(view: FragmentView, workerId: string | undefined) {
+  const owned = new Set<string>();
+  const elsewhere = new Set<string>();
+  for (const o of view.owners) (o.workerId === workerId ? owned : elsewhere).add(o.segmentId);
+  return { owned, elsewhere, revision: view.revision };
 }
 
 export function queryService(storage: StorageEngine, settings: LiveLimits, log: Logger, options: QueryServiceOptions = {}) {
@@ -99,8 +110,8 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
     // for it, while the admission slot is held until it is done.
     let scanClosed: Promise<void> | undefined;
     try {
-      const { accountId, schema, ...range } = decodeFragmentTarget(req);
-      const scan = await storage.openScan(accountId, schema, range);
+      const { accountId, schema, view, ...range } = decodeFragmentTarget(req);
+      const scan = await storage.openScan(accountId, schema, range, view && segmentView(view, options.workerId));
       if (!scan) return; // no rows of this schema here
       try {
         // Whoever sent it: one read-only SELECT over the scan bound below and nothing else.

@@ -11,17 +11,37 @@ import {
 } from '@strata/common';
 import { workerMetrics } from '../worker-metrics.js';
 import { type AccountInstancePolicy, openAccountInstance } from './account-instance.js';
-import { CATALOG_DDL, type SegmentInfo, selectSegments, TableDirectory, type TableInfo } from './catalog.js';
+import {
+  CATALOG_DDL,
+  deleteReplica,
+  insertReplica,
+  type SegmentInfo,
+  selectReplicas,
+  selectSegments,
+  TableDirectory,
+  type TableInfo,
+} from './catalog.js';
 import { CatalogChanges } from './catalog-changes.js';
 import { type CompactRequest, compactSegments } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
+import {
+  adoptSegment,
+  dropReplicas,
+  findSegment,
+  markOutgoing,
+  promoteReplicas,
+  releaseOutgoing,
+  type SegmentDescriptor,
+  settleIncoming,
+  sha256OfFile,
+} from './handoff.js';
 import { type AppendInput, type AppendResult, HotWriter } from './hot-writer.js';
 import { pruneIdempotencyKeys } from './idempotency-keys.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { type Deleted, dropTable, expireTable } from './lifecycle.js';
 import { type PurgeProgress, purgeStep } from './purge.js';
 import type { RetentionRules } from './retention-rules.js';
-import { openSnapshot, type ScanRange, type ScanSnapshot } from './scan.js';
+import { openSnapshot, type ScanRange, type ScanSnapshot, type SegmentView } from './scan.js';
 import { sealTable } from './sealer.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
 import type { StorageContext } from './storage-context.js';
@@ -50,6 +70,8 @@ export interface AccountStoreOptions {
   log: Logger;
   /** Called whenever the account's count of unsealed rows changed (the worker's gauge). */
   onHotChanged: () => void;
+  /** Called after every seal and compaction that listed a segment (the replicator listens). */
+  onSegmentsListed?: () => void;
 }
 
 /** What a worker holds of one schema of an account (DescribeStorage). */
@@ -62,6 +84,14 @@ export interface SchemaUsage {
   /** µs since the epoch; 0 without rows. */
   minTimestampUs: number;
   maxTimestampUs: number;
+}
+
+/**
+ * Whether usage counts a segment here: copies kept for another worker (replicas, incoming
+ * handoffs) are counted where queries read them, so a sum over workers counts each row once.
+ */
+function countedHere(s: SegmentInfo): boolean {
+  return s.handoff !== 'replica' && s.handoff !== 'incoming';
 }
 
 /**
@@ -104,6 +134,7 @@ export class AccountStore {
     threads: number,
     private readonly onHotChanged: () => void,
     private readonly settingsConn: DuckDBConnection,
+    private readonly onSegmentsListed: () => void,
   ) {
     this.accountId = ctx.accountId;
     this.activeThreads = threads;
@@ -155,6 +186,7 @@ export class AccountStore {
         o.policy.threads,
         o.onHotChanged,
         settingsConn,
+        o.onSegmentsListed ?? (() => undefined),
       );
       await store.recover();
       return store;
@@ -255,9 +287,10 @@ export class AccountStore {
     return this.appliedThreads;
   }
 
-  async openSnapshot(requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
+  /** `view`: which handed-off segments to read here (scan.ts, `readsSegment`). */
+  async openSnapshot(requests: readonly ({ schema: string } & ScanRange)[], view?: SegmentView): Promise<ScanSnapshot> {
     if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
-    const snapshot = await openSnapshot(this.ctx, this.accountId, requests);
+    const snapshot = await openSnapshot(this.ctx, this.accountId, requests, view);
     const release = snapshot.release;
     // One release however often it is called: a caller may let it finish in the background (the
     // query service answers before its snapshot is closed), and close() then waits for it here.
@@ -299,9 +332,92 @@ export class AccountStore {
     }
   }
 
-  compact(request: CompactRequest): Promise<SegmentInfo> {
+  async compact(request: CompactRequest): Promise<SegmentInfo> {
     this.dirtySinceCheckpoint = true;
-    return compactSegments(this.ctx, this.compactionLocks, request);
+    const merged = await compactSegments(this.ctx, this.compactionLocks, request);
+    this.onSegmentsListed();
+    return merged;
+  }
+
+  // ── Handoffs and replicas (handoff.ts, docs/decisions/0016-drain-and-replication.md) ─────────
+  // Each works on this account's catalog and segments directory only: a segment handed to this
+  // worker lands in its account's directory, listed in its account's catalog.
+
+  /** Whether the account's catalog lists the segment (in any handoff state). */
+  async lists(segmentId: string): Promise<boolean> {
+    return (await this.withConnection((conn) => findSegment(conn, this.accountId, segmentId))) !== undefined;
+  }
+
+  /** A listed segment, its file and SHA-256, for a copy to another worker. */
+  async segmentForCopy(segmentId: string): Promise<{ segment: SegmentInfo; file: string; sha256: string }> {
+    const { segment, file } = await this.listedSegment(segmentId);
+    return { segment, file, sha256: await sha256OfFile(file) };
+  }
+
+  /** A listed segment and its file (to stream it to another worker); not_found when not listed. */
+  async listedSegment(segmentId: string): Promise<{ segment: SegmentInfo; file: string }> {
+    const segment = await this.withConnection((conn) => findSegment(conn, this.accountId, segmentId));
+    if (!segment) throw new StrataError('not_found', `Segment ${segmentId} is not listed on this worker.`);
+    return { segment, file: path.join(this.ctx.paths.segments, segment.fileName) };
+  }
+
+  async markOutgoing(segmentIds: readonly string[], toWorkerId: string): Promise<void> {
+    await this.withConnection((conn) => markOutgoing(this.ctx, conn, segmentIds, toWorkerId));
+  }
+
+  async adoptSegment(
+    desc: SegmentDescriptor,
+    sourceWorkerId: string,
+    chunks: AsyncIterable<Uint8Array>,
+    as: 'incoming' | 'replica',
+  ): Promise<boolean> {
+    const adopted = await this.withConnection((conn) =>
+      adoptSegment(this.ctx, conn, this.writeGate, desc, sourceWorkerId, chunks, as),
+    );
+    if (adopted) this.dirtySinceCheckpoint = true;
+    return adopted;
+  }
+
+  async settleIncoming(segmentId: string): Promise<void> {
+    await this.withConnection((conn) => settleIncoming(this.ctx, conn, segmentId));
+    this.dirtySinceCheckpoint = true;
+  }
+
+  async releaseOutgoing(segmentIds: readonly string[]): Promise<SegmentInfo[]> {
+    const gone = await this.withConnection((conn) => releaseOutgoing(this.ctx, conn, segmentIds));
+    this.dirtySinceCheckpoint = true;
+    return gone;
+  }
+
+  async dropReplicas(segmentIds: readonly string[], primary?: string): Promise<SegmentInfo[]> {
+    const gone = await this.withConnection((conn) => dropReplicas(this.ctx, conn, segmentIds, primary));
+    if (gone.length > 0) this.dirtySinceCheckpoint = true;
+    return gone;
+  }
+
+  async promoteReplicas(segmentIds: readonly string[]): Promise<string[]> {
+    const promoted = await this.withConnection((conn) => promoteReplicas(this.ctx, conn, segmentIds));
+    if (promoted.length > 0) this.dirtySinceCheckpoint = true;
+    return promoted;
+  }
+
+  /** Where copies of this account's own segments are (segment id → worker ids). */
+  replicaHolders(): Promise<Map<string, string[]>> {
+    return this.withConnection((conn) => selectReplicas(conn));
+  }
+
+  async noteReplica(segmentId: string, workerId: string, held: boolean): Promise<void> {
+    await this.withConnection((conn) => (held ? insertReplica : deleteReplica)(conn, segmentId, workerId));
+  }
+
+  private async withConnection<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    const conn = await this.ctx.instance.connect();
+    try {
+      return await work(conn);
+    } finally {
+      conn.closeSync();
+    }
   }
 
   async sealAll(): Promise<SegmentInfo[]> {
@@ -345,7 +461,7 @@ export class AccountStore {
   /** Per schema rows and bytes as gauges (from the catalog and the hot-row counts). */
   async refreshUsageGauges(): Promise<void> {
     const m = workerMetrics();
-    const segments = await this.listSegments();
+    const segments = (await this.listSegments()).filter(countedHere);
     for (const table of this.ctx.tables.all()) {
       const own = segments.filter((s) => s.tableId === table.tableId);
       const labels = { account: table.accountId, schema: table.schema };
@@ -395,7 +511,7 @@ export class AccountStore {
 
   /** What this worker holds of each schema of the account (usage figures). */
   async describe(): Promise<SchemaUsage[]> {
-    const segments = await this.listSegments();
+    const segments = (await this.listSegments()).filter(countedHere);
     const conn = await this.ctx.instance.connect();
     try {
       const out: SchemaUsage[] = [];
@@ -485,6 +601,7 @@ export class AccountStore {
     else this.hot.delete(table.tableId);
     this.onHotChanged();
     if (segment) {
+      this.onSegmentsListed();
       workerMetrics().sealedSegments.inc();
       this.dirtySinceCheckpoint = true;
       this.ctx.log.debug({ accountId: table.accountId, schema: table.schema, rows: segment.rowCount }, 'hot rows sealed');

@@ -14,6 +14,12 @@ import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
  *   the columns (names and types) the file was written with.
  * - strata_idempotency: idempotency keys of stored requests, written in the request's own
  *   transaction, pruned by age and count (idempotency-keys.ts).
+ * - strata_handoffs: segments in the middle of a handoff between workers (a drain): 'incoming'
+ *   ones were copied here and are read only by queries that name this worker as their owner;
+ *   'outgoing' ones were handed away and are not read by queries that name another owner
+ *   (scan.ts, docs/decisions/0016-drain-and-replication.md). 'replica' ones are copies of
+ *   another worker's segment (replication factor > 1), read only when a query names this worker.
+ * - strata_replicas: where copies of this worker's own segments are (segment, worker id).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -37,7 +43,21 @@ export const CATALOG_DDL = [
      columns VARCHAR NOT NULL,
      created_at TIMESTAMP NOT NULL)`,
   IDEMPOTENCY_DDL,
+  `CREATE TABLE IF NOT EXISTS strata_handoffs (
+     segment_id VARCHAR PRIMARY KEY,
+     direction VARCHAR NOT NULL,
+     peer_worker_id VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS strata_replicas (
+     segment_id VARCHAR NOT NULL,
+     worker_id VARCHAR NOT NULL,
+     PRIMARY KEY (segment_id, worker_id))`,
 ];
+
+/**
+ * Which side of a handoff a segment is on here, or 'replica': a copy of the segment of the worker
+ * named by the mark's peer.
+ */
+export type HandoffDirection = 'incoming' | 'outgoing' | 'replica';
 
 export interface TableInfo {
   tableId: number;
@@ -64,6 +84,10 @@ export interface SegmentInfo {
   /** Columns the file was written with; scans convert them to the table's current types. */
   columns: ColumnSchema[];
   createdAtMs: number;
+  /** Set while the segment is being handed to or from another worker, or is a replica (strata_handoffs). */
+  handoff?: HandoffDirection;
+  /** The other side of the handoff: the giving or receiving worker, or a replica's primary. */
+  peerWorkerId?: string;
 }
 
 export function hotTableName(tableId: number): string {
@@ -154,13 +178,15 @@ interface SegmentRow {
   byte_size: bigint;
   columns: string;
   created_ms: bigint;
+  handoff: string | null;
+  peer: string | null;
 }
 
 const SEGMENT_SELECT = `
   SELECT s.segment_id, s.table_id, t.account_id, t.schema_name, s.file_name,
          epoch_us(s.min_ts) AS min_us, epoch_us(s.max_ts) AS max_us, s.row_count, s.byte_size,
-         s.columns, epoch_ms(s.created_at) AS created_ms
-  FROM strata_segments s JOIN strata_tables t USING (table_id)`;
+         s.columns, epoch_ms(s.created_at) AS created_ms, h.direction AS handoff, h.peer_worker_id AS peer
+  FROM strata_segments s JOIN strata_tables t USING (table_id) LEFT JOIN strata_handoffs h USING (segment_id)`;
 
 function segmentOf(r: SegmentRow): SegmentInfo {
   return {
@@ -175,6 +201,7 @@ function segmentOf(r: SegmentRow): SegmentInfo {
     byteSize: Number(r.byte_size),
     columns: JSON.parse(r.columns) as ColumnSchema[],
     createdAtMs: Number(r.created_ms),
+    ...(r.handoff === null ? {} : { handoff: r.handoff as HandoffDirection, peerWorkerId: r.peer ?? '' }),
   };
 }
 
@@ -289,11 +316,63 @@ export async function countListedSegments(conn: DuckDBConnection, segmentIds: re
 
 /** Unlists a table: its segments, columns and the table row (the caller drops its hot table in the same transaction). */
 export async function deleteTable(conn: DuckDBConnection, tableId: number): Promise<void> {
+  await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
+    tableId,
+  ]);
   await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);
 }
 
 export async function deleteSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
+  await deleteHandoffs(conn, segmentIds);
   await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
+}
+
+/** Marks a listed segment as being handed in or out (see strata_handoffs). */
+export async function insertHandoff(
+  conn: DuckDBConnection,
+  segmentId: string,
+  direction: HandoffDirection,
+  peerWorkerId: string,
+): Promise<void> {
+  await conn.run('INSERT OR REPLACE INTO strata_handoffs VALUES ($1, $2, $3)', [segmentId, direction, peerWorkerId]);
+}
+
+/** Ends the handoff marks of segments (they are ordinary segments again, or unlisted). */
+export async function deleteHandoffs(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
+  if (segmentIds.length === 0) return;
+  await conn.run(`DELETE FROM strata_handoffs WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
+}
+
+/** How many of the segment ids are in a handoff (ids are UUIDs, checked by the caller). */
+export async function countHandoffs(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<number> {
+  const row = (
+    await conn.runAndReadAll(
+      `SELECT count(*) AS n FROM strata_handoffs WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`,
+    )
+  ).getRowObjectsJS()[0] as { n: bigint };
+  return Number(row.n);
+}
+
+/** Where copies of this worker's segments are: segment id → worker ids. */
+export async function selectReplicas(conn: DuckDBConnection): Promise<Map<string, string[]>> {
+  const rows = (
+    await conn.runAndReadAll('SELECT segment_id, worker_id FROM strata_replicas ORDER BY segment_id, worker_id')
+  ).getRowObjectsJS() as { segment_id: string; worker_id: string }[];
+  const out = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = out.get(r.segment_id) ?? [];
+    list.push(r.worker_id);
+    out.set(r.segment_id, list);
+  }
+  return out;
+}
+
+export async function insertReplica(conn: DuckDBConnection, segmentId: string, workerId: string): Promise<void> {
+  await conn.run('INSERT OR IGNORE INTO strata_replicas VALUES ($1, $2)', [segmentId, workerId]);
+}
+
+export async function deleteReplica(conn: DuckDBConnection, segmentId: string, workerId: string): Promise<void> {
+  await conn.run('DELETE FROM strata_replicas WHERE segment_id = $1 AND worker_id = $2', [segmentId, workerId]);
 }

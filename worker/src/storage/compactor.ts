@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
 import {
+  countHandoffs,
   countListedSegments,
   deleteSegments,
   insertSegment,
@@ -128,6 +129,9 @@ export async function rewriteSegments(
       try {
         if ((await countListedSegments(conn, ids)) !== ids.length)
           throw new StrataError('precondition_failed', 'Some segments to rewrite are no longer listed.');
+        // A segment being handed to or from another worker must stay the same rows as its copy.
+        if ((await countHandoffs(conn, ids)) > 0)
+          throw new StrataError('precondition_failed', 'Some segments to rewrite are being moved to another worker.');
         await deleteSegments(conn, ids);
         await insertSegment(conn, rewritten);
         await ctx.catalogChanges.commit(conn);
@@ -170,7 +174,7 @@ export async function compactSegments(
   try {
     const listed = await selectTableSegments(conn, table.tableId);
     const wanted = new Set(ids);
-    const segments = listed.filter((s) => wanted.has(s.segmentId));
+    const segments = listed.filter((s) => wanted.has(s.segmentId) && s.handoff === undefined);
     if (segments.length !== ids.length)
       throw new StrataError('precondition_failed', 'Some segments of the compaction job are no longer listed.');
     // (Checked integer microseconds, so inlining the bound is safe.)

@@ -14,20 +14,12 @@ import {
   STAMPED_COLUMNS,
   StrataError,
 } from '@strata/common';
-import {
-  hotTableName,
-  insertColumns,
-  insertTable,
-  type TableDirectory,
-  type TableInfo,
-  tableKey,
-  updateColumnType,
-} from './catalog.js';
+import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
 import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import { recordIdempotencyKey, requestsToWrite } from './idempotency-keys.js';
 import type { KeyedMutex } from './keyed-mutex.js';
-import { type EvolutionPlan, planEvolution } from './schema-evolution.js';
+import { applyColumnChanges, type EvolutionPlan, planEvolution } from './schema-evolution.js';
 
 /** The rows of one schema in an append (see proto/strata/ingest/v1/ingest.proto SchemaBatch). */
 export interface AppendPart {
@@ -339,27 +331,7 @@ export class HotWriter {
   }
 
   private async applySchemaChanges(table: TableInfo, p: PlannedPart): Promise<void> {
-    const { conn } = this.o;
-    const hot = quoteIdentifier(table.hotTable);
-    if (p.createdTableId !== undefined) {
-      const defs = p.plan.columns.map((c) => `${quoteIdentifier(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
-      await conn.run(`CREATE TABLE ${hot} (${defs})`);
-      await insertTable(conn, table, p.plan.columns);
-      return;
-    }
-    let position = p.firstAddPosition;
-    for (const change of p.plan.changes) {
-      if (change.kind === 'add') {
-        await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdentifier(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
-        await insertColumns(conn, table.tableId, [change.column], position++);
-      } else {
-        const col = quoteIdentifier(change.name);
-        await conn.run(
-          `ALTER TABLE ${hot} ALTER ${col} TYPE ${DUCKDB_TYPE[change.to]} USING ${convertSql(col, change.from, change.to)}`,
-        );
-        await updateColumnType(conn, table.tableId, change.name, change.to);
-      }
-    }
+    await applyColumnChanges(this.o.conn, table, p.plan, p.createdTableId !== undefined, p.firstAddPosition);
   }
 
   /**

@@ -88,11 +88,14 @@ export async function purgeStep(
     }
   });
 
-  const segments = await selectTableSegments(conn, table.tableId);
+  // Replicas are other workers' segments: their primaries purge them (the rewritten segment is
+  // copied again). A segment in a handoff is not rewritten (its copy must stay the same rows) and
+  // keeps the job unfinished here until the handoff ends.
+  const segments = (await selectTableSegments(conn, table.tableId)).filter((s) => s.handoff !== 'replica');
   progress.segmentsTotal = segments.length;
   let worked = 0;
   for (const segment of segments) {
-    if (clean.has(segment.segmentId)) continue;
+    if (clean.has(segment.segmentId) || segment.handoff !== undefined) continue;
     if (worked >= maxSegments) break;
     worked++;
     const relation = `(${segmentsSelectSql(ctx.paths.segments, [segment], table.columns)[0]})`;
@@ -107,7 +110,9 @@ export async function purgeStep(
     clean.add(rewritten.segmentId);
     progress.rowsRemoved += matches;
   }
-  const listed = new Set((await selectTableSegments(conn, table.tableId)).map((s) => s.segmentId));
+  const listed = new Set(
+    (await selectTableSegments(conn, table.tableId)).filter((s) => s.handoff !== 'replica').map((s) => s.segmentId),
+  );
   progress.segmentsTotal = listed.size;
   progress.segmentsDone = [...clean].filter((id) => listed.has(id)).length;
   progress.finished = progress.segmentsDone === progress.segmentsTotal;

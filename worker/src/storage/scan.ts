@@ -43,6 +43,28 @@ export interface ScanRelation {
   branches: string[];
 }
 
+/**
+ * Which handed-off segments a scan reads, from the account view its query resolved at its start
+ * (docs/decisions/0016-drain-and-replication.md). A segment the view names is read only by the
+ * worker it names; a segment it does not name is read where it is an ordinary or outgoing
+ * segment, never where it is an incoming copy or a replica. So a segment in the middle of a
+ * handoff is read exactly once by every query, whichever side of the handoff's commit the query
+ * started on, and a replica only stands in for its primary once the primary's copy is gone.
+ */
+export interface SegmentView {
+  /** Segments the view gives to this worker. */
+  owned: ReadonlySet<string>;
+  /** Segments the view gives to another worker. */
+  elsewhere: ReadonlySet<string>;
+}
+
+/** Whether a scan with `view` reads segment `s` here. */
+export function readsSegment(s: SegmentInfo, view: SegmentView | undefined): boolean {
+  if (view?.owned.has(s.segmentId)) return true;
+  if (view?.elsewhere.has(s.segmentId)) return false;
+  return s.handoff !== 'incoming' && s.handoff !== 'replica';
+}
+
 export interface ScanSnapshot {
   /** Connection holding the snapshot's open read transaction. Only this snapshot uses it. */
   connection: DuckDBConnection;
@@ -179,6 +201,7 @@ export async function openSnapshot(
   ctx: StorageContext,
   accountId: string,
   requests: readonly ({ schema: string } & ScanRange)[],
+  view?: SegmentView,
 ): Promise<ScanSnapshot> {
   const ranges = requests.map((r) => checkRange(r));
   const unregister = ctx.reclaimer.registerScan();
@@ -212,7 +235,8 @@ export async function openSnapshot(
       const where = rangeWhere(range);
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
       const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
-      const { inside, edge } = splitByRange(segmentsOverlapping(table.segments, range), range);
+      const readHere = table.segments.filter((s) => readsSegment(s, view));
+      const { inside, edge } = splitByRange(segmentsOverlapping(readHere, range), range);
       for (const select of segmentsSelectSql(ctx.paths.segments, edge, table.columns)) parts.push(`${select}${where}`);
       for (const select of segmentsSelectSql(ctx.paths.segments, inside, table.columns)) parts.push(select);
       relations.push({

@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   type ColumnSchema,
   type ColumnTypeName,
@@ -6,10 +7,13 @@ import {
   INFLOW_LIMITS,
   isReservedFieldName,
   isValidName,
+  quoteIdentifier,
   STAMPED_COLUMNS,
   StrataError,
   widen,
 } from '@strata/common';
+import { insertColumns, insertTable, type TableInfo, updateColumnType } from './catalog.js';
+import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 
 /** A change to a table's columns that a write needs before its rows fit. */
 export type ColumnChange =
@@ -81,4 +85,39 @@ export function planEvolution(
       `Schema ${schema} would have ${columns.length} columns; the limit is ${INFLOW_LIMITS.maxColumnsPerSchema}.`,
     );
   return { columns, changes, mappings };
+}
+
+/**
+ * Applies a plan inside the caller's transaction: creates the hot table and lists it (`create`),
+ * or adds and widens columns, the first added one at `firstAddPosition`. Used by group commits and
+ * by a segment adopted from another worker (handoff.ts), which both must leave the table able to
+ * hold what they bring.
+ */
+export async function applyColumnChanges(
+  conn: DuckDBConnection,
+  table: TableInfo,
+  plan: EvolutionPlan,
+  create: boolean,
+  firstAddPosition: number,
+): Promise<void> {
+  const hot = quoteIdentifier(table.hotTable);
+  if (create) {
+    const defs = plan.columns.map((c) => `${quoteIdentifier(c.name)} ${DUCKDB_TYPE[c.type]}`).join(', ');
+    await conn.run(`CREATE TABLE ${hot} (${defs})`);
+    await insertTable(conn, table, plan.columns);
+    return;
+  }
+  let position = firstAddPosition;
+  for (const change of plan.changes) {
+    if (change.kind === 'add') {
+      await conn.run(`ALTER TABLE ${hot} ADD COLUMN ${quoteIdentifier(change.column.name)} ${DUCKDB_TYPE[change.column.type]}`);
+      await insertColumns(conn, table.tableId, [change.column], position++);
+    } else {
+      const col = quoteIdentifier(change.name);
+      await conn.run(
+        `ALTER TABLE ${hot} ALTER ${col} TYPE ${DUCKDB_TYPE[change.to]} USING ${convertSql(col, change.from, change.to)}`,
+      );
+      await updateColumnType(conn, table.tableId, change.name, change.to);
+    }
+  }
 }

@@ -9,12 +9,13 @@ import { AccountStore, type SchemaUsage } from './account-store.js';
 import type { SegmentInfo } from './catalog.js';
 import type { CompactRequest } from './compactor.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
+import type { SegmentDescriptor } from './handoff.js';
 import type { AppendInput, AppendResult } from './hot-writer.js';
 import { migrateLegacyLayout } from './legacy-migration.js';
 import type { Deleted } from './lifecycle.js';
 import type { PurgeProgress } from './purge.js';
 import { RetentionRules } from './retention-rules.js';
-import type { ScanRange, ScanSnapshot } from './scan.js';
+import type { ScanRange, ScanSnapshot, SegmentView } from './scan.js';
 import { isAccountId, StorageLayout } from './storage-layout.js';
 
 export type { SchemaUsage } from './account-store.js';
@@ -145,6 +146,17 @@ export class StorageEngine {
   /** An empty, confined in-memory instance for snapshots of accounts with nothing here. */
   private empty: Promise<DuckDBInstance> | undefined;
   private closed = false;
+  /** Why appends are refused (a drain), or undefined. */
+  private writesStopped: string | undefined;
+  /** Appends accepted and not yet committed or failed (what stopWrites waits for). */
+  private readonly appending = new Set<Promise<AppendResult>>();
+  /**
+   * The highest coordinator revision at which a segment released or settled here had been handed
+   * off: a query whose view is older would expect it elsewhere (handoff.ts), so its fragments are
+   * refused. Worker-wide rather than per account: coarser, and a drain moves every account anyway.
+   */
+  private handoffFloor = 0;
+  private readonly segmentListeners: (() => void)[] = [];
 
   private constructor(
     /** Every path of the worker's storage (storage-layout.ts). */
@@ -205,6 +217,9 @@ export class StorageEngine {
         checker: this.checker,
         log: this.options.log,
         onHotChanged: () => this.updateHotGauge(),
+        onSegmentsListed: () => {
+          for (const l of this.segmentListeners) l();
+        },
       })
         .then((store) => {
           this.stores.set(accountId, store);
@@ -229,6 +244,10 @@ export class StorageEngine {
   /** Stores an append durably; resolves once committed (see HotWriter). */
   async append(input: AppendInput): Promise<AppendResult> {
     const m = workerMetrics();
+    if (this.writesStopped !== undefined) {
+      m.refusedAppends.inc({ reason: 'draining' });
+      throw new StrataError('unavailable', this.writesStopped, { retryAfterSeconds: 1 });
+    }
     try {
       this.options.guard.assertWritable();
     } catch (err) {
@@ -237,23 +256,35 @@ export class StorageEngine {
     }
     if (!isAccountId(input.accountId)) throw new StrataError('invalid', 'Account id must be a lower-case GUID.');
     const started = process.hrtime.bigint();
-    const store = await this.storeFor(input.accountId, true);
-    this.options.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
-    const result = await store.append(input);
+    // Tracked from here, past the awaits before the account's writer queues it: stopWrites waits
+    // for every append that got by its check, whichever account store it is on its way to.
+    const work = (async () => {
+      const store = await this.storeFor(input.accountId, true);
+      this.options.guard.noteWritten(input.parts.reduce((n, p) => n + p.rows.byteLength, 0));
+      return store.append(input);
+    })();
+    this.appending.add(work);
+    const result = await work.finally(() => this.appending.delete(work));
     m.appendSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     if (result.duplicate) m.duplicateAppends.inc();
     else m.appendedRows.inc(result.rowsStored);
     return result;
   }
 
-  /** See the class comment. */
-  async openScan(accountId: string, schema: string, range: ScanRange = {}): Promise<ScanHandle | undefined> {
+  /** See the class comment; `view` as in openSnapshot. */
+  async openScan(
+    accountId: string,
+    schema: string,
+    range: ScanRange = {},
+    view?: SegmentView & { revision: number },
+  ): Promise<ScanHandle | undefined> {
     const store = await this.storeFor(accountId, false);
     if (!store) {
       if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
       return undefined;
     }
-    const snapshot = await store.openSnapshot([{ schema, ...range }]);
+    this.checkView(view);
+    const snapshot = await store.openSnapshot([{ schema, ...range }], view);
     const relation = snapshot.relations[0];
     if (!relation) {
       await snapshot.release();
@@ -269,14 +300,31 @@ export class StorageEngine {
     };
   }
 
-  /** See the class comment. */
-  async openSnapshot(accountId: string, requests: readonly ({ schema: string } & ScanRange)[]): Promise<ScanSnapshot> {
+  /**
+   * See the class comment. `view` comes from the query's account view: which handed-off segments
+   * to read here (scan.ts, `readsSegment`), and the coordinator revision it was read at (a view
+   * older than a handoff whose segment this worker already released is refused: answering would
+   * leave the segment out).
+   */
+  async openSnapshot(
+    accountId: string,
+    requests: readonly ({ schema: string } & ScanRange)[],
+    view?: SegmentView & { revision: number },
+  ): Promise<ScanSnapshot> {
     if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    this.checkView(view);
     const store = await this.storeFor(accountId, false);
-    if (store) return store.openSnapshot(requests);
+    if (store) return store.openSnapshot(requests, view);
     // Nothing of this account here: an empty snapshot, on an instance that holds nothing either.
     const connection = await (await this.emptyInstance()).connect();
     return { connection, relations: [], release: async () => connection.closeSync() };
+  }
+
+  private checkView(view: { revision: number } | undefined): void {
+    if (view && view.revision > 0 && view.revision < this.handoffFloor)
+      throw new StrataError('unavailable', 'Data moved between workers while the query ran; retry the query.', {
+        retryAfterSeconds: 1,
+      });
   }
 
   private emptyInstance(): Promise<DuckDBInstance> {
@@ -333,6 +381,132 @@ export class StorageEngine {
     const merged = await store.compact(request);
     workerMetrics().compactions.inc();
     return merged;
+  }
+
+  // ── Drain and replication (handoff.ts, docs/decisions/0016-drain-and-replication.md) ─────────
+  // Each call goes to the store of the segment's account: a segment handed to this worker lands in
+  // its account's directory and catalog, and a fragment's instance still sees only its account.
+
+  /**
+   * Refuses every append from now on with `reason` (503: a drain) and resolves once the appends
+   * already accepted have committed or failed, so a seal after this leaves no hot row behind.
+   */
+  async stopWrites(reason: string): Promise<void> {
+    this.writesStopped = reason;
+    await Promise.allSettled([...this.appending]);
+  }
+
+  /** Whether appends are refused by stopWrites. */
+  get writesStoppedReason(): string | undefined {
+    return this.writesStopped;
+  }
+
+  /** The open store of an account that lists `segmentId`; not_found otherwise. */
+  private storeListing(accountId: string, segmentId: string): AccountStore {
+    const store = isAccountId(accountId) ? this.stores.get(accountId) : undefined;
+    if (!store) throw new StrataError('not_found', `Segment ${segmentId} is not listed on this worker.`);
+    return store;
+  }
+
+  /** A listed segment's file and SHA-256, for a copy to another worker. */
+  async segmentForCopy(accountId: string, segmentId: string): Promise<{ segment: SegmentInfo; file: string; sha256: string }> {
+    return this.storeListing(accountId, segmentId).segmentForCopy(segmentId);
+  }
+
+  /** The file of a listed segment (to stream it to another worker). */
+  async segmentFile(accountId: string, segmentId: string): Promise<string> {
+    return (await this.storeListing(accountId, segmentId).listedSegment(segmentId)).file;
+  }
+
+  /** Marks segments of an account as being handed to `toWorkerId` (handoff.ts): no rewrite touches them now. */
+  async markOutgoing(accountId: string, segmentIds: readonly string[], toWorkerId: string): Promise<void> {
+    const store = this.storeListing(accountId, segmentIds[0] ?? '');
+    for (const id of segmentIds) await store.listedSegment(id);
+    await store.markOutgoing(segmentIds, toWorkerId);
+  }
+
+  /**
+   * Lists a segment copied from another worker as incoming (a drain) or as a replica, in the
+   * directory and catalog of its account (opened, and made, on its first segment here).
+   * False: it was here already.
+   */
+  async adoptSegment(
+    desc: SegmentDescriptor,
+    sourceWorkerId: string,
+    chunks: AsyncIterable<Uint8Array>,
+    as: 'incoming' | 'replica' = 'incoming',
+  ): Promise<boolean> {
+    if (!isAccountId(desc.accountId)) throw new StrataError('invalid', 'Account id must be a lower-case GUID.');
+    const store = await this.storeFor(desc.accountId, true);
+    return store.adoptSegment(desc, sourceWorkerId, chunks, as);
+  }
+
+  /**
+   * Ends an incoming handoff made at coordinator revision `revision` (handoff.ts) and refuses,
+   * from now on, fragments of queries whose view is older: such a query may have read the
+   * segment from the giving worker already.
+   */
+  async settleIncoming(accountId: string, segmentId: string, revision: number): Promise<void> {
+    this.handoffFloor = Math.max(this.handoffFloor, revision);
+    await this.storeListing(accountId, segmentId).settleIncoming(segmentId);
+  }
+
+  /**
+   * Unlists segments handed off at coordinator revision `revision` or earlier (handoff.ts; of any
+   * account: each catalog unlists those of its own marked outgoing) and refuses, from now on,
+   * fragments of queries whose view is older than that.
+   */
+  async releaseOutgoing(segmentIds: readonly string[], revision: number): Promise<SegmentInfo[]> {
+    this.handoffFloor = Math.max(this.handoffFloor, revision);
+    const gone: SegmentInfo[] = [];
+    for (const store of [...this.stores.values()]) gone.push(...(await store.releaseOutgoing(segmentIds)));
+    return gone;
+  }
+
+  /**
+   * Unlists replicas of other workers' segments (handoff.ts), only `primary`'s when given. The
+   * request names no account (segment ids are unique), so every account's catalog is asked.
+   */
+  async dropReplicas(segmentIds: readonly string[], primary?: string): Promise<SegmentInfo[]> {
+    const gone: SegmentInfo[] = [];
+    for (const store of [...this.stores.values()]) gone.push(...(await store.dropReplicas(segmentIds, primary)));
+    return gone;
+  }
+
+  /**
+   * Makes replicas ordinary segments of this worker (handoff.ts). `term` is the master leader's
+   * fencing term: an older one than already seen is refused (a deposed leader's command).
+   */
+  async promoteReplicas(segmentIds: readonly string[], term: number): Promise<string[]> {
+    if (term < this.maxTermSeen)
+      throw new StrataError('precondition_failed', `Promotion term ${term} is older than term ${this.maxTermSeen}.`);
+    this.maxTermSeen = term;
+    const promoted: string[] = [];
+    for (const store of [...this.stores.values()]) promoted.push(...(await store.promoteReplicas(segmentIds)));
+    return promoted;
+  }
+
+  /** Where copies of this worker's own segments are (segment id → worker ids), over every account. */
+  async replicaHolders(): Promise<Map<string, string[]>> {
+    const all = new Map<string, string[]>();
+    for (const store of [...this.stores.values()]) for (const [id, at] of await store.replicaHolders()) all.set(id, at);
+    return all;
+  }
+
+  /**
+   * Records (`held`) or forgets that `workerId` keeps a copy of one of this worker's segments, in
+   * the catalog of the account that lists the segment (forgetting: wherever it is recorded).
+   */
+  async noteReplica(segmentId: string, workerId: string, held: boolean): Promise<void> {
+    for (const store of [...this.stores.values()]) {
+      if (!held) await store.noteReplica(segmentId, workerId, false);
+      else if (await store.lists(segmentId)) return store.noteReplica(segmentId, workerId, true);
+    }
+  }
+
+  /** Called after every seal and compaction with the segments it listed (the replicator listens). */
+  onSegmentsListed(listener: () => void): void {
+    this.segmentListeners.push(listener);
   }
 
   /** Seals every table with hot rows now (tests, and before a planned shutdown if wanted). */

@@ -132,6 +132,8 @@ describe('hostile query fragments sent to a worker directly', function () {
       params: [],
       sourceColumns: [{ name: 'msg', type: ValueType.VALUE_TYPE_STRING }],
       columns: columns.map((type, i) => ({ id: `c${i}`, type })),
+      viewRevision: 0,
+      segmentOwners: [],
       maxRows: 10,
     };
   }

@@ -90,7 +90,7 @@ async function* run(
   coverage: QueryCoverage,
 ): AsyncGenerator<ColumnBatch> {
   if (workers.length === 0) return;
-  const request = fragmentRequest(options.accountId, fragment);
+  const request = fragmentRequest(options.accountId, fragment, coverage.view);
   const calls = new AbortController();
   // One listener per worker call on this signal: more than Node's default 10 with many workers.
   setMaxListeners(workers.length + 10, calls.signal);

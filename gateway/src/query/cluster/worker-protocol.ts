@@ -3,7 +3,7 @@
  * format itself, both directions, is common/src/query/fragment-wire.ts) and response batches as
  * column batches.
  */
-import { type ColumnBatch, decodeBatch, encodeFragmentRequest, StrataError } from '@strata/common';
+import { type ColumnBatch, decodeBatch, encodeFragmentRequest, type FragmentView, StrataError } from '@strata/common';
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import type { SingleWorkerSpec } from '../plan/planner.js';
 
@@ -30,9 +30,15 @@ export function storageTimeUs(fragment: SingleWorkerSpec): { fromUs?: number; to
   return out;
 }
 
-export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec): ExecuteFragmentRequest {
+export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, view?: FragmentView): ExecuteFragmentRequest {
   return encodeFragmentRequest(
-    { accountId, schema: fragment.table, ...scanRangeMs(fragment.timeRange), ...storageTimeUs(fragment) },
+    {
+      accountId,
+      schema: fragment.table,
+      ...scanRangeMs(fragment.timeRange),
+      ...storageTimeUs(fragment),
+      ...(view ? { view } : {}),
+    },
     {
       sql: fragment.sql,
       params: fragment.params,
