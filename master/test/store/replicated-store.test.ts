@@ -259,6 +259,13 @@ describe('replicated relational store (real etcd, real DuckDB files)', function 
       stores.push(reopened);
       const { strata_replica_position: _c, ...after } = await dump(reopened);
       assert.deepEqual(after, preLogTables);
+      // A file that only ran the migrations (an instance started together with the first leader on
+      // an empty volume) holds nothing to protect: it follows that log instead of being refused.
+      const migratedOnly = path.join(root, 'migrated-only');
+      await (await RelationalStore.open(migratedOnly, { migrations: ALL_MIGRATIONS })).close();
+      const follower = await openSynced(migratedOnly, otherLog, log);
+      stores.push(follower.store);
+      assert.equal(follower.position.logId, follower.snapshot?.logId);
     } finally {
       await other.close();
     }

@@ -16,12 +16,22 @@ export interface LocalReplica {
   position: ReplicaPosition;
 }
 
-/** Whether a copy holds a store (migrations ran on it), as opposed to a file just created. */
+/**
+ * Whether a copy holds data worth protecting: a row in any table but the migration bookkeeping and
+ * the log position. A file that only ran the migrations holds nothing a log could hide — two
+ * instances started together on empty volumes each migrate their file, and counting that as "a
+ * store from before the log" refused the loser's file for good (it never led again).
+ */
 export async function holdsStore(store: RelationalStore): Promise<boolean> {
-  const row = await store.one<{ n: string }>(
-    "SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND table_name = 'schema_migrations'",
+  const tables = await store.all<{ schema_name: string; table_name: string }>(
+    "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() AND table_name NOT IN ('schema_migrations', 'strata_replica_position')",
   );
-  return Number(row?.n) > 0;
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  for (const t of tables) {
+    const row = await store.one(`SELECT 1 AS found FROM ${quote(t.schema_name)}.${quote(t.table_name)} LIMIT 1`);
+    if (row) return true;
+  }
+  return false;
 }
 
 async function openLocal(dir: string): Promise<LocalReplica> {
