@@ -21,6 +21,17 @@ import { applyColumnChanges, planEvolution } from './schema-evolution.js';
 import { segmentFileName } from './sealer.js';
 import type { StorageContext } from './storage-context.js';
 
+/** Runs `body` inside BEGIN … (the body commits), rolling back when it throws. */
+async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    return await body();
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
 /**
  * The storage side of a segment handoff between workers (a drain;
  * docs/decisions/0016-drain-and-replication.md). Segment files never change once written, so
@@ -90,14 +101,10 @@ export async function markOutgoing(
 ): Promise<void> {
   const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
   try {
-    await conn.run('BEGIN TRANSACTION');
-    try {
+    await inTransaction(conn, async () => {
       for (const id of segmentIds) await insertHandoff(conn, id, 'outgoing', toWorkerId);
       await ctx.catalogChanges.commit(conn);
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    });
   } finally {
     release();
   }
@@ -155,8 +162,7 @@ export async function dropReplicas(
   const wanted = new Set(segmentIds);
   const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
   try {
-    await conn.run('BEGIN TRANSACTION');
-    try {
+    return await inTransaction(conn, async () => {
       const gone = (await selectSegments(conn)).filter(
         (s) => wanted.has(s.segmentId) && s.handoff === 'replica' && (primary === undefined || s.peerWorkerId === primary),
       );
@@ -168,10 +174,7 @@ export async function dropReplicas(
       await ctx.catalogChanges.commit(conn);
       ctx.reclaimer.retire(gone.map((s) => path.join(ctx.paths.segments, s.fileName)));
       return gone;
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    });
   } finally {
     release();
   }
@@ -188,18 +191,14 @@ export async function promoteReplicas(
 ): Promise<string[]> {
   for (const id of segmentIds) checkSegmentId(id);
   const wanted = new Set(segmentIds);
-  await conn.run('BEGIN TRANSACTION');
-  try {
+  return await inTransaction(conn, async () => {
     const promoted = (await selectSegments(conn))
       .filter((s) => wanted.has(s.segmentId) && s.handoff === 'replica')
       .map((s) => s.segmentId);
     await deleteHandoffs(conn, promoted);
     await ctx.catalogChanges.commit(conn);
     return promoted;
-  } catch (err) {
-    await conn.run('ROLLBACK').catch(() => undefined);
-    throw err;
-  }
+  });
 }
 
 /**
@@ -323,14 +322,10 @@ export async function adoptSegment(
 /** Ends an incoming handoff: the segment is an ordinary segment of this worker from now on. */
 export async function settleIncoming(ctx: StorageContext, conn: DuckDBConnection, segmentId: string): Promise<void> {
   checkSegmentId(segmentId);
-  await conn.run('BEGIN TRANSACTION');
-  try {
+  await inTransaction(conn, async () => {
     await deleteHandoffs(conn, [segmentId]);
     await ctx.catalogChanges.commit(conn);
-  } catch (err) {
-    await conn.run('ROLLBACK').catch(() => undefined);
-    throw err;
-  }
+  });
 }
 
 /**
@@ -346,8 +341,7 @@ export async function releaseOutgoing(
   const wanted = new Set(segmentIds);
   const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
   try {
-    await conn.run('BEGIN TRANSACTION');
-    try {
+    return await inTransaction(conn, async () => {
       const gone = (await selectSegments(conn)).filter((s) => wanted.has(s.segmentId) && s.handoff === 'outgoing');
       if (gone.length > 0)
         await deleteSegments(
@@ -357,10 +351,7 @@ export async function releaseOutgoing(
       await ctx.catalogChanges.commit(conn);
       ctx.reclaimer.retire(gone.map((s) => path.join(ctx.paths.segments, s.fileName)));
       return gone;
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
+    });
   } finally {
     release();
   }
