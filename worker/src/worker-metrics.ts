@@ -17,6 +17,7 @@ export interface WorkerMetrics {
   underReplicated: Gauge;
   ownSegments: Gauge;
   replicaSegments: Gauge;
+  replicationRounds: Counter;
 }
 
 let metrics: WorkerMetrics | undefined;
@@ -86,6 +87,13 @@ export function workerMetrics(): WorkerMetrics {
     replicaSegments: new Gauge({
       name: 'strata_worker_replica_segments',
       help: "Replicas of other workers' segments held here, at the last replication round",
+      registers,
+    }),
+    // The three gauges above describe the last completed round: after a write-off or a
+    // promotion they are only current once a round that began afterwards has completed.
+    replicationRounds: new Counter({
+      name: 'strata_worker_replication_rounds_total',
+      help: 'Replication rounds completed (the replication gauges describe the last one)',
       registers,
     }),
   };

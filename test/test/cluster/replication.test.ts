@@ -17,7 +17,9 @@ interface Observation {
 }
 
 /** A worker's replication gauges from its ops /metrics. */
-async function gauges(w: ClusterProcess): Promise<{ hot: number; own: number; replicas: number; under: number }> {
+async function gauges(
+  w: ClusterProcess,
+): Promise<{ hot: number; own: number; replicas: number; under: number; rounds: number }> {
   const text = await (await fetch(`http://127.0.0.1:${w.opsPort}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
   const value = (name: string) => {
     const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
@@ -28,6 +30,7 @@ async function gauges(w: ClusterProcess): Promise<{ hot: number; own: number; re
     own: value('strata_worker_own_segments'),
     replicas: value('strata_worker_replica_segments'),
     under: value('strata_worker_under_replicated_segments'),
+    rounds: value('strata_worker_replication_rounds_total'),
   };
 }
 
@@ -54,12 +57,19 @@ describe('cluster: replication factor 2 survives a lost volume', function () {
     return { status: 200, count: Number(r.body.results[0].Count), partial: r.body.partial };
   }
 
-  /** Every segment sealed and held twice: each worker's own segments have their copy elsewhere. */
+  /**
+   * Every segment sealed and held twice: each worker's own segments have their copy elsewhere.
+   * The gauges describe a worker's last completed replication round, so they are trusted only
+   * once a round that began after this call has completed (two more rounds): right after a
+   * write-off the previous round's figures still count the lost worker's copies.
+   */
   async function fullyReplicated(alive: ClusterProcess[]): Promise<void> {
+    const start = await Promise.all(alive.map(gauges));
     await waitFor(
       'every row sealed and every segment on two workers',
       async () => {
         const g = await Promise.all(alive.map(gauges));
+        if (g.some((x, i) => !(x.rounds >= start[i]!.rounds + 2))) return undefined;
         const own = g.reduce((n, x) => n + x.own, 0);
         const replicas = g.reduce((n, x) => n + x.replicas, 0);
         return g.every((x) => x.hot === 0 && x.under === 0) && own > 0 && own === replicas ? g : undefined;

@@ -169,6 +169,7 @@ export class Replicator {
     m.underReplicated.set(missing);
     m.ownSegments.set(own.length);
     m.replicaSegments.set(segments.filter((s) => s.handoff === 'replica').length - orphans.length);
+    m.replicationRounds.inc();
     return missing;
   }
 
