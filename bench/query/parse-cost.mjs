@@ -76,6 +76,20 @@ for (const n of [100, 500, 600, 5000])
 timeRefusal('65,536 characters of a string', `print "${'x'.repeat(65_520)}"`);
 timeRefusal('1,000,000 characters', 'x'.repeat(1_000_000));
 timeRefusal('10,000 pipes', `Logs${' | take 1'.repeat(10_000)}`.slice(0, 65_000));
+// The hostile shapes of gateway/test/query/properties.test.ts at their largest: the tests check
+// only that each is planned or refused with a query error; how long that takes is read here.
+timeRefusal('20,000-term sum', `print ${Array(20_000).fill('1').join('+')}`);
+timeRefusal('5,000 pipes of take', `Logs${' | take 1'.repeat(5_000)}`);
+timeRefusal(
+  'or-chain of 3,000 comparisons',
+  `Logs | where ${Array.from({ length: 3_000 }, (_, i) => `host == "h${i}"`).join(' or ')}`,
+);
+timeRefusal('200,000-character literal', `print "${'x'.repeat(200_000)}"`);
+timeRefusal(
+  'chain of 2,000 lets',
+  `${Array.from({ length: 2_000 }, (_, i) => `let t${i} = ${i > 0 ? `t${i - 1}` : 'Logs'};`).join(' ')} t1999 | count`,
+);
+timeRefusal('dynamic nested 5,000 deep', `print dynamic(${'['.repeat(5_000)}${']'.repeat(5_000)})`);
 
 console.log(
   `\nwarm-up (load + first parse, analysis and completion): ${warmMs.toFixed(0)} ms; RSS +${((rssAfter - rssBefore) / 1e6).toFixed(0)} MB`,

