@@ -11,19 +11,21 @@ import { queryError, type Span } from './errors.js';
 /**
  * Kusto's decimal is .NET's SqlDecimal (its type table names System.Data.SqlTypes.SqlDecimal): up
  * to 38 digits, and every value carries its own precision and scale, which decide the precision and
- * scale of each sum, product and quotient. Kusto documents neither those rules nor how it prints a
- * decimal's scale, so an answer could differ in its digits or in its text (decision 0030).
+ * scale of each sum, product and quotient (1/3 is 0.333333). Kusto documents neither the precision
+ * a literal or a conversion gets nor how it prints the scale, so an answer could differ in its
+ * digits or in its text (decision 0030).
  */
 const DECIMAL_REASON =
   "Kusto's decimal (SqlDecimal: 38 digits, each value with its own precision and scale, which decide the scale of every result) is not reproduced; reading it as real would answer other digits. Use real (todouble) instead.";
 
+/** The one documented combined value matches none of ~420 combining steps tried (decisions 0023, 0030). */
+const HASH_COMBINE_REASON =
+  "Kusto's combining step is not documented and its documented example matches none of the common ones; a guess would give other hashes silently.";
+
 const REASONS: Readonly<Record<string, string>> = {
   todecimal: DECIMAL_REASON,
-  // The documented combined value matches none of the common combining steps (decision 0023).
-  hash_combine:
-    "Kusto's combining step is not documented and its documented example matches none of the common ones; a guess would give other hashes silently.",
-  hash_many:
-    "Kusto's combining step is not documented and its documented example matches none of the common ones; a guess would give other hashes silently.",
+  hash_combine: HASH_COMBINE_REASON,
+  hash_many: HASH_COMBINE_REASON,
 };
 
 /** The refusal of a function call, with its reason where the name is refused on purpose. */
