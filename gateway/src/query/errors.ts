@@ -20,7 +20,3 @@ export function queryError(message: string, span?: Span | readonly Span[]): Stra
 export function unsupportedOperator(name: string, span: Span): StrataError {
   return queryError(`The operator '${name}' is not supported.`, span);
 }
-
-export function unsupportedFunction(name: string, span: Span): StrataError {
-  return queryError(`The function '${name}' is not supported.`, span);
-}

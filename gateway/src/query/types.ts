@@ -32,7 +32,6 @@ const TYPE_NAMES: Record<string, KqlType> = {
   double: 'real',
   float: 'real',
   float64: 'real',
-  decimal: 'real',
   bool: 'bool',
   boolean: 'bool',
   datetime: 'datetime',

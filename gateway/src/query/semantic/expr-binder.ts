@@ -4,7 +4,8 @@
  * `==` between a null and a value is false, `!=` true; strings are never null; `%` is never
  * negative; integer `/` truncates; `has` matches whole terms; timespans are ticks.
  */
-import { queryError, type Span, unsupportedFunction } from '../errors.js';
+import { queryError, type Span } from '../errors.js';
+import { refusedFunction } from '../refused-names.js';
 import { ident, join, readsColumns, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
@@ -492,7 +493,7 @@ export class ExprBinder {
     const fn = scalarFunction(name);
     if (!fn) {
       if (aggregateFunction(name)) throw queryError(`The aggregate '${call.name}' is only allowed in summarize.`, call.nameSpan);
-      throw unsupportedFunction(call.name, call.nameSpan);
+      throw refusedFunction(call.name, call.nameSpan);
     }
     // typeof(T) binds as the type's name, marked, for the functions that take a type.
     const args = call.args.map(

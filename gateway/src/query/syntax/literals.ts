@@ -47,7 +47,7 @@ export function parseLongLiteral(text: string): bigint | null | undefined {
 }
 
 export function parseRealLiteral(text: string): number | null | undefined {
-  const content = inner(text, ['real', 'double', 'decimal', 'float']) ?? text.trim();
+  const content = inner(text, ['real', 'double', 'float']) ?? text.trim();
   const lower = content.toLowerCase();
   if (lower === 'null') return null;
   if (lower === 'nan') return Number.NaN;

@@ -8,6 +8,7 @@
  */
 import type { StrataError } from '@strata/common';
 import { queryError, type Span, unsupportedOperator } from '../errors.js';
+import { refusedDecimal, refusedType } from '../refused-names.js';
 import { type KqlType, kqlTypeFromName } from '../types.js';
 import type {
   CallSource,
@@ -267,7 +268,7 @@ class Converter {
   private typeOf(typeNode: KNode): NonNullable<ReturnType<typeof kqlTypeFromName>> {
     const typeName = this.source(typeNode).trim();
     const type = kqlTypeFromName(typeName);
-    if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+    if (!type) throw refusedType(typeName, spanOf(typeNode));
     return type;
   }
 
@@ -467,7 +468,7 @@ class Converter {
       const typeNode = req(c, 'Type');
       const typeName = this.source(typeNode).trim();
       const type = kqlTypeFromName(typeName);
-      if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+      if (!type) throw refusedType(typeName, spanOf(typeNode));
       const nameNode = req(c, 'Name');
       return { name: this.declaredName(nameNode), type, span: spanOf(nameNode) };
     });
@@ -1015,7 +1016,7 @@ class Converter {
         const typeNode = req(p, 'Type');
         const typeName = this.source(typeNode).trim();
         const type = kqlTypeFromName(typeName);
-        if (!type) throw queryError(`The type '${typeName}' is not supported.`, spanOf(typeNode));
+        if (!type) throw refusedType(typeName, spanOf(typeNode));
         parts.push({ kind: 'column', name: this.declaredName(req(p, 'Name')), type, span: spanOf(p) });
       } else {
         throw queryError(`'${this.snippet(p)}' is not supported in a parse pattern.`, spanOf(p));
@@ -1238,7 +1239,8 @@ class Converter {
       if (v === undefined) throw bad('long');
       return { type: 'long', value: v };
     }
-    if (kind === k.RealLiteralExpression || kind === k.DecimalLiteralExpression) {
+    if (kind === k.DecimalLiteralExpression) throw refusedDecimal(`The decimal literal '${text}'`, spanOf(node));
+    if (kind === k.RealLiteralExpression) {
       const v = parseRealLiteral(text);
       if (v === undefined) throw bad('real');
       return { type: 'real', value: v };
