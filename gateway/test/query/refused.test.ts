@@ -61,6 +61,10 @@ const SAMPLES: Record<string, string> = {
   decimal: 'print decimal(1.5)',
   hash_combine: 'T | extend hash_combine(hash(s), hash(s))',
   hash_many: 'T | extend hash_many(s, s)',
+  endofday: 'T | extend endofday(timestamp)',
+  endofweek: 'T | extend endofweek(timestamp, 1)',
+  endofmonth: 'T | extend endofmonth(timestamp)',
+  endofyear: 'T | extend endofyear(timestamp, -1)',
 };
 
 function refusedList(): string[] {
