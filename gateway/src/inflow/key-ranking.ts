@@ -28,14 +28,6 @@ export function firstForKey<T extends { endpoint: string }>(key: string, members
   return best?.m;
 }
 
-/** Members in the order a key ranks them. */
-export function rankForKey<T extends { endpoint: string }>(key: string, members: readonly T[]): T[] {
-  return members
-    .map((m) => ({ m, s: keyScore(key, m.endpoint) }))
-    .sort((a, b) => b.s - a.s || (a.m.endpoint < b.m.endpoint ? -1 : 1))
-    .map((x) => x.m);
-}
-
 function keyScore(key: string, endpoint: string): number {
   return createHash('sha256').update(key).update('\0').update(endpoint).digest().readUInt32BE(0);
 }

@@ -8,7 +8,7 @@ import {
   type WorkerRegistration,
 } from '@strata/common';
 import { type AppendRequest, type AppendResponse, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
-import { firstForKey, KeyRankingCache, previousOwners, rankForKey } from './key-ranking.js';
+import { firstForKey, KeyRankingCache, previousOwners } from './key-ranking.js';
 import { storedAtPreviousOwner } from './previous-owners.js';
 
 /** How long one Append may take before the gateway gives up on it. */
@@ -60,15 +60,10 @@ export class WorkerRouter {
     this.unsubscribe = undefined;
   }
 
-  /** Writable worker endpoints in the order they are tried. */
-  candidates(idempotencyKey?: string): string[] {
+  /** Writable worker endpoints in the order an unkeyed batch tries them (round-robin). */
+  private candidates(): string[] {
     const writable = this.workers.filter((w) => w.writable).map((w) => w.endpoint);
     if (writable.length <= 1) return writable;
-    if (idempotencyKey)
-      return rankForKey(
-        idempotencyKey,
-        writable.map((endpoint) => ({ endpoint })),
-      ).map((m) => m.endpoint);
     const start = this.next++ % writable.length;
     return [...writable.slice(start), ...writable.slice(0, start)];
   }

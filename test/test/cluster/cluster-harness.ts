@@ -155,6 +155,7 @@ export class TestCluster {
     name: string,
     roles: { database?: boolean; backend?: boolean; gateway?: boolean },
     options: { dataDir?: string; config?: Record<string, Record<string, unknown>>; env?: Record<string, string> } = {},
+    attempt = 1,
   ): Promise<ClusterProcess> {
     const dir = path.join(this.root, name);
     mkdirSync(dir, { recursive: true });
@@ -202,7 +203,16 @@ export class TestCluster {
     const proc = new ClusterProcess(name, dir, opsPort, config);
     proc.env = { ...options.env };
     this.processes.push(proc);
-    await proc.start();
+    try {
+      await proc.start();
+    } catch (err) {
+      this.processes.splice(this.processes.indexOf(proc), 1);
+      // The ports come from freePort(): another process on this shared machine can take one before
+      // the new process binds it. Its first start then fails at once and is made again on new ports.
+      if (attempt < 3 && err instanceof Error && err.message.includes('EADDRINUSE'))
+        return this.add(name, roles, options, attempt + 1);
+      throw err;
+    }
     return proc;
   }
 
