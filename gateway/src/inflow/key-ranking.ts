@@ -54,6 +54,8 @@ export function previousOwners(key: string, history: KeyRankingHistory, owner: K
  * The gateway's view of the key-ranking history: records each set of workers before the first keyed
  * batch is routed by it (and again every hour while it is routed by), and reads the history at
  * most once a second, at once after recording a set. Concurrent callers share one write and one read.
+ * While etcd cannot be read, the last history that holds the current set is used; a set that is
+ * not recorded yet cannot be routed by (503).
  */
 export class KeyRankingCache {
   private readonly recordedAt = new Map<string, number>();
@@ -67,13 +69,23 @@ export class KeyRankingCache {
   async historyFor(members: readonly KeyRankingMember[]): Promise<KeyRankingHistory> {
     const id = keyRankingId(members);
     const at = this.recordedAt.get(id);
-    if (at === undefined || Date.now() - at > RERECORD_MS) await this.record(id, members);
+    if (at === undefined) await this.record(id, members);
+    // A renewal that fails is tried again by the next batch: the record itself lives for a day more.
+    else if (Date.now() - at > RERECORD_MS) await this.record(id, members).catch(() => undefined);
     const cached = this.cached;
-    if (cached && Date.now() - cached.readAt <= REFRESH_MS && cached.history.rankings.some((r) => r.id === id))
-      return cached.history;
+    const usable = cached?.history.rankings.some((r) => r.id === id) ? cached : undefined;
+    if (usable && Date.now() - usable.readAt <= REFRESH_MS) return usable.history;
     // A read already under way may have started before the record; the next one cannot have.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const history = await this.read();
+      let history: KeyRankingHistory;
+      try {
+        history = await this.read();
+      } catch (err) {
+        // etcd unreachable: the last history that holds this set still names every previous owner
+        // (no set can be recorded without etcd, and the workers' fences cover attempts under way).
+        if (usable) return usable.history;
+        throw err;
+      }
       if (history.rankings.some((r) => r.id === id)) return history;
       this.recordedAt.delete(id);
       await this.record(id, members);

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import { createLogger, EmbeddedCoordinator, type KeyRankingHistory, keyRankingId } from '@strata/common';
+import {
+  createLogger,
+  EmbeddedCoordinator,
+  EtcdCoordinator,
+  type KeyRankingHistory,
+  keyRankingId,
+  StrataError,
+} from '@strata/common';
+import { startEtcd } from '@strata/common/testing';
 import { firstForKey, KeyRankingCache, previousOwners } from '../../src/inflow/key-ranking.js';
 
 /** The key-ranking side of decision 0029: who owns a key, who owned it before, and the history a gateway routes by. */
@@ -79,6 +87,27 @@ describe('key ranking across sets of workers', () => {
       assert.equal(again.revision, second.revision);
     } finally {
       await coordinator.close();
+    }
+  });
+
+  it('while etcd cannot be read, routes by the last history that holds the current set, and refuses a new set', async function () {
+    this.timeout(60_000);
+    const etcd = await startEtcd();
+    const coordinator = new EtcdCoordinator(
+      { endpoints: [etcd.endpoint], prefix: `/key-ranking-${process.pid}`, leaseTtlSeconds: 3, requestTimeoutMs: 1_000 },
+      createLogger('test', { level: 'silent' }),
+    );
+    try {
+      const cache = new KeyRankingCache(coordinator);
+      const before = await cache.historyFor([w(1), w(2)]);
+      await etcd.stop();
+      // Past the refresh interval, so the cache tries etcd again.
+      await new Promise((r) => setTimeout(r, 1_200));
+      assert.deepEqual(await cache.historyFor([w(1), w(2)]), before);
+      await assert.rejects(cache.historyFor([w(2)]), (err: unknown) => err instanceof StrataError && err.kind === 'unavailable');
+    } finally {
+      await coordinator.close().catch(() => undefined);
+      await etcd.stop().catch(() => undefined);
     }
   });
 });
