@@ -7,6 +7,7 @@ export * from './coordinator/create.js';
 export * from './coordinator/drains.js';
 export * from './coordinator/embedded.js';
 export * from './coordinator/etcd.js';
+export * from './coordinator/key-rankings.js';
 export * from './coordinator/placements.js';
 export * from './coordinator/replicated-log.js';
 export * from './errors.js';

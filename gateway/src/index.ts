@@ -5,6 +5,7 @@
  */
 export { isAllowed, type Operation } from './auth/access-policy.js';
 export { type GatewayHandle, startGateway } from './gateway-role.js';
+export { firstForKey } from './inflow/key-ranking.js';
 export { distributedRunner } from './query/cluster/distributed-runner.js';
 export { SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 export {

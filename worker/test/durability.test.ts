@@ -64,6 +64,7 @@ function batch(b: number) {
     agent: '',
     idempotencyKey: `batch-${b}`,
     contentHash: '',
+    keyViewRevision: 0,
   };
 }
 

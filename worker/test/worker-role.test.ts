@@ -42,6 +42,7 @@ function appendRequest(rows: number, key = '') {
     agent: '',
     idempotencyKey: key,
     contentHash: '',
+    keyViewRevision: 0,
   };
 }
 

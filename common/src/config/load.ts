@@ -22,8 +22,8 @@ export type ResolvedConfig = StrataConfig & {
 };
 
 const ENV_PREFIX = 'STRATA_';
-/** STRATA_* variables that are not config keys. */
-const NON_CONFIG_ENV = new Set(['STRATA_CONFIG', 'STRATA_LOG_LEVEL']);
+/** STRATA_* variables that are not config keys (the last: a test fault point, worker/src/ingest/test-fault-points.ts). */
+const NON_CONFIG_ENV = new Set(['STRATA_CONFIG', 'STRATA_LOG_LEVEL', 'STRATA_TEST_FAULT_KILL_AFTER_COMMIT']);
 
 type AnySchema = z.ZodType & { unwrap?: () => AnySchema; shape?: Record<string, AnySchema>; element?: AnySchema; in?: AnySchema };
 

@@ -4,6 +4,7 @@
  * dependencies; used when etcd.endpoints is empty) and `EtcdCoordinator` (real etcd via etcd3).
  */
 
+import type { KeyRanking, KeyRankingHistory } from './key-rankings.js';
 import type { ReplicatedLog } from './replicated-log.js';
 
 /** A worker as registered under its lease. Disappears when the worker stops renewing. */
@@ -240,6 +241,14 @@ export interface Coordinator {
   markLost(workerId: string): Promise<void>;
   /** Worker ids marked lost. */
   listLost(): Promise<string[]>;
+
+  /**
+   * Records a set of workers keyed inflow is routed over (key-rankings.ts), replacing the record of
+   * the same set, kept for `ttlSeconds` (etcd: under a lease of that TTL).
+   */
+  recordKeyRanking(ranking: Omit<KeyRanking, 'recordedAt'>, ttlSeconds: number): Promise<void>;
+  /** Every recorded key ranking, read at one revision. */
+  listKeyRankings(): Promise<KeyRankingHistory>;
 
   /** Releases leases and connections. */
   close(): Promise<void>;

@@ -17,6 +17,7 @@ import type {
   WorkerRegistration,
 } from './coordinator.js';
 import { newDrainRecord } from './drains.js';
+import type { KeyRanking, KeyRankingHistory } from './key-rankings.js';
 import { LeadershipEvents, leadershipLost } from './leadership-events.js';
 import { sortPlacements } from './placements.js';
 import type { ReplicatedLog } from './replicated-log.js';
@@ -60,6 +61,8 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly handoffs = new Map<string, SegmentHandoff>();
   private readonly drains = new Map<string, DrainRecord>();
   private readonly lost = new Set<string>();
+  /** Key rankings by id, with the time each lapses. */
+  private readonly keyRankings = new Map<string, { ranking: KeyRanking; expiresAt: number }>();
   private rebalance: RebalanceRequest | undefined;
   private readonly rebalanceProgress = new Map<string, RebalanceProgress>();
   /** Counts changes of placements and handoffs: the revision of an account view. */
@@ -260,6 +263,21 @@ export class EmbeddedCoordinator implements Coordinator {
 
   async listLost(): Promise<string[]> {
     return [...this.lost].sort();
+  }
+
+  async recordKeyRanking(ranking: Omit<KeyRanking, 'recordedAt'>, ttlSeconds: number): Promise<void> {
+    this.assertOpen();
+    this.revision++;
+    this.keyRankings.set(ranking.id, {
+      ranking: { ...ranking, recordedAt: new Date().toISOString() },
+      expiresAt: Date.now() + ttlSeconds * 1000,
+    });
+  }
+
+  async listKeyRankings(): Promise<KeyRankingHistory> {
+    const now = Date.now();
+    for (const [id, r] of this.keyRankings) if (r.expiresAt <= now) this.keyRankings.delete(id);
+    return { rankings: [...this.keyRankings.values()].map((r) => r.ranking), revision: this.revision };
   }
 
   async requestDrain(workerId: string): Promise<DrainRecord> {

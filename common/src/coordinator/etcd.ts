@@ -21,6 +21,7 @@ import { EtcdCandidacy } from './etcd-candidacy.js';
 import { PrefixWatch } from './etcd-prefix-watch.js';
 import { EtcdReplicatedLog } from './etcd-replicated-log.js';
 import { EtcdWorkerLease } from './etcd-worker-lease.js';
+import type { KeyRanking, KeyRankingHistory } from './key-rankings.js';
 import { sortPlacements } from './placements.js';
 import type { ReplicatedLog } from './replicated-log.js';
 
@@ -52,6 +53,8 @@ export interface EtcdCoordinatorOptions {
  *  - `drain/<workerId>`: a DrainRecord (JSON), from the request until an operator forgets it;
  *  - `lost/<workerId>`: a worker written off (its volume lost for good), for ever;
  *  - `rebalance/request`, `rebalance/progress/<workerId>`: the latest rebalance and each worker's part.
+ *  - `keyrank/<id>`: a set of workers keyed inflow was routed over (KeyRanking, JSON), under a lease
+ *    as long as workers keep idempotency keys (decision 0029).
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -252,6 +255,23 @@ export class EtcdCoordinator implements Coordinator {
   async listLost(): Promise<string[]> {
     const keys = await this.root.getAll().prefix('lost/').keys();
     return keys.map((k) => k.slice('lost/'.length)).sort();
+  }
+
+  async recordKeyRanking(ranking: Omit<KeyRanking, 'recordedAt'>, ttlSeconds: number): Promise<void> {
+    this.assertOpen();
+    // Its own lease, never kept alive: the record lapses by itself once no gateway re-records it.
+    const lease = this.root.lease(ttlSeconds, { autoKeepAlive: false });
+    try {
+      const value: KeyRanking = { ...ranking, recordedAt: new Date().toISOString() };
+      await lease.put(`keyrank/${ranking.id}`).value(JSON.stringify(value)).exec();
+    } finally {
+      lease.release();
+    }
+  }
+
+  async listKeyRankings(): Promise<KeyRankingHistory> {
+    const res = await this.root.getAll().prefix('keyrank/').exec();
+    return { rankings: this.parseAll<KeyRanking>(res.kvs, 'key ranking'), revision: Number(res.header.revision) };
   }
 
   async requestDrain(workerId: string): Promise<DrainRecord> {

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import type { Coordinator, LeaderInfo, LeadershipHandlers, WorkerRegistration } from '../../src/index.js';
+import {
+  type Coordinator,
+  type KeyRankingHistory,
+  keyRankingId,
+  type LeaderInfo,
+  type LeadershipHandlers,
+  sortMembers,
+  type WorkerRegistration,
+} from '../../src/index.js';
 import { waitFor } from '../../src/testing/index.js';
 
 /** Records what a candidate's handlers were told, for assertions. */
@@ -292,5 +300,35 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     const listed = (await coord.listWorkers()).filter((w) => w.endpoint === endpoint);
     assert.equal(listed.length, 1);
     assert.equal(listed[0]?.freeBytes, 2);
+  });
+
+  it('keeps key rankings for their TTL, one record per set of workers, readable by every client at a revision', async () => {
+    const coord = await open();
+    const a = { endpoint: uniqueEndpoint(), workerId: 'wa' };
+    const b = { endpoint: uniqueEndpoint(), workerId: 'wb' };
+    const both = { id: keyRankingId([a, b]), workers: sortMembers([b, a]) };
+    assert.equal(keyRankingId([b, a]), both.id, 'the id does not depend on the order');
+    assert.notEqual(keyRankingId([a]), both.id);
+    const before = await coord.listKeyRankings();
+    await coord.recordKeyRanking(both, 3600);
+    await coord.recordKeyRanking(both, 3600);
+    await coord.recordKeyRanking({ id: keyRankingId([a]), workers: [a] }, 2);
+    const other = await open();
+    const after = await other.listKeyRankings();
+    assert.ok(after.revision > before.revision, 'a record moves the revision');
+    const mine = (h: KeyRankingHistory) => h.rankings.filter((r) => r.id === both.id || r.id === keyRankingId([a]));
+    assert.deepEqual(
+      mine(after)
+        .map((r) => r.workers.length)
+        .sort(),
+      [1, 2],
+    );
+    assert.deepEqual(mine(after).find((r) => r.id === both.id)?.workers, sortMembers([a, b]));
+    // The short-lived one lapses by itself; the other stays.
+    await waitFor('the 2 s record lapsed', async () => mine(await other.listKeyRankings()).length === 1, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+    });
+    assert.equal(mine(await coord.listKeyRankings())[0]?.id, both.id);
   });
 }

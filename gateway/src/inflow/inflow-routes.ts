@@ -99,6 +99,7 @@ function prepareJsonAppend(
       ...stampsOf(rc),
       idempotencyKey: key ?? '',
       contentHash: key ? createHash('sha256').update(raw).digest('hex') : '',
+      keyViewRevision: 0, // set by the WorkerRouter
     },
   };
 }
@@ -196,6 +197,7 @@ async function delimitedInflow(rc: RouteContext, fromExtension: Delimiter | unde
         ...stampsOf(rc),
         idempotencyKey: key ? `${key}#${index}` : '',
         contentHash: key ? chunk.contentHash : '',
+        keyViewRevision: 0, // set by the WorkerRouter
       };
       index++;
       if (pending) await pending;

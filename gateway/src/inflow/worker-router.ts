@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   type ChannelPool,
   type Coordinator,
@@ -9,6 +8,8 @@ import {
   type WorkerRegistration,
 } from '@strata/common';
 import { type AppendRequest, type AppendResponse, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
+import { firstForKey, KeyRankingCache, previousOwners } from './key-ranking.js';
+import { storedAtPreviousOwner } from './previous-owners.js';
 
 /** How long one Append may take before the gateway gives up on it. */
 const APPEND_TIMEOUT_MS = 120_000;
@@ -21,15 +22,16 @@ const APPEND_TIMEOUT_MS = 120_000;
  *   shutting down) is skipped and the next one is tried; a connection lost after that worker
  *   committed cannot be told from one lost before, so such a batch may be stored twice (a batch
  *   without a key has no way to be recognised anyway: a client retry would do the same).
- * - With a key, the worker is chosen by rendezvous hashing of the key over the writable workers,
- *   so a retry of the same request reaches the worker that stored it and is recognised there. The
- *   batch goes to that worker only: when it cannot be reached, or its answer is lost, the answer is
- *   503 with Retry-After and the client's retry (same key) goes to the same worker once it is back.
- *   Failing over to another worker there (as this router once did) stored 2 of 8,342 keyed batches
- *   twice: the first worker had committed before its connection dropped. Only a refusal the worker
- *   itself sent (no space) moves a keyed batch on to the next worker. A worker gone longer than its
- *   lease leaves the registry and the key then ranks over the others (docs/operations.md says what
- *   that leaves).
+ * - With a key, the owner is the writable worker the key ranks first (key-ranking.ts), and the
+ *   batch goes to it only: when it cannot be reached, or its answer is lost, the answer is 503
+ *   with Retry-After and the client's retry (same key) meets the stored key there. Failing over to
+ *   another worker (as this router once did) stored 2 of 8,342 keyed batches twice. When the set
+ *   of writable workers changes (a worker gone past its lease, joined, draining, full), a key may
+ *   rank to a new owner while an earlier attempt is stored on its previous one: every set routed
+ *   by is recorded, and before storing, the previous owners of the key are asked and fenced
+ *   (previous-owners.ts; a previous owner that is down answers 503 until it returns or is written
+ *   off). docs/decisions/0029-keyed-batches-across-owners.md. Only a refusal the owner itself
+ *   sent (no space) moves a keyed batch on: to the owner of the set without it, recorded likewise.
  * - With no writable worker: 507 when workers exist but all are short of space, 503 when none is
  *   registered; both with Retry-After, and nothing was written.
  */
@@ -37,12 +39,15 @@ export class WorkerRouter {
   private workers: WorkerRegistration[] = [];
   private unsubscribe: Unsubscribe | undefined;
   private next = 0;
+  private readonly keyRankings: KeyRankingCache;
 
   constructor(
     private readonly coordinator: Coordinator,
     private readonly channels: ChannelPool,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.keyRankings = new KeyRankingCache(coordinator);
+  }
 
   start(): void {
     this.unsubscribe ??= this.coordinator.watchWorkers((workers) => {
@@ -55,41 +60,25 @@ export class WorkerRouter {
     this.unsubscribe = undefined;
   }
 
-  /** Writable worker endpoints in the order they are tried. */
-  candidates(idempotencyKey?: string): string[] {
+  /** Writable worker endpoints in the order an unkeyed batch tries them (round-robin). */
+  private candidates(): string[] {
     const writable = this.workers.filter((w) => w.writable).map((w) => w.endpoint);
     if (writable.length <= 1) return writable;
-    if (idempotencyKey) {
-      const score = (endpoint: string) =>
-        createHash('sha256').update(idempotencyKey).update('\0').update(endpoint).digest().readUInt32BE(0);
-      return writable
-        .map((e) => ({ e, s: score(e) }))
-        .sort((a, b) => b.s - a.s || (a.e < b.e ? -1 : 1))
-        .map((x) => x.e);
-    }
     const start = this.next++ % writable.length;
     return [...writable.slice(start), ...writable.slice(0, start)];
   }
 
+  /** Stores a batch (`keyViewRevision` is set here, for keyed batches). */
   async append(request: AppendRequest): Promise<AppendResponse> {
     if (this.workers.length === 0) this.workers = await this.coordinator.listWorkers();
-    const keyed = request.idempotencyKey !== '';
-    const candidates = this.candidates(request.idempotencyKey || undefined);
+    if (request.idempotencyKey !== '') return this.appendKeyed(request);
+    const candidates = this.candidates();
     let lastRefusal: StrataError | undefined;
     for (const endpoint of candidates) {
       try {
-        return await this.channels.client(IngestServiceService, endpoint).append(request, { timeoutMs: APPEND_TIMEOUT_MS });
+        return await this.send(endpoint, request);
       } catch (err) {
         if (!(err instanceof StrataError)) throw err;
-        if (keyed && err.kind !== 'insufficient_storage') {
-          if (err.kind !== 'unavailable' && err.kind !== 'timeout') throw err;
-          this.log.warn({ worker: endpoint, ...errorFields(err) }, 'the worker of a keyed inflow batch did not answer');
-          throw new StrataError(
-            'unavailable',
-            'The worker for this Idempotency-Key did not answer; the batch may or may not be stored. Retry with the same Idempotency-Key: it is stored once.',
-            { retryAfterSeconds: 2 },
-          );
-        }
         // Both are refusals before anything was written (no space; unreachable or shutting down).
         if (err.kind === 'insufficient_storage' || err.kind === 'unavailable') {
           this.log.warn({ worker: endpoint, ...errorFields(err) }, 'worker refused an inflow batch; trying the next one');
@@ -103,11 +92,67 @@ export class WorkerRouter {
       throw new StrataError('unavailable', 'No worker could be reached to store inflow; nothing was stored.', {
         retryAfterSeconds: 5,
       });
-    if (this.workers.length === 0 && candidates.length === 0)
-      throw new StrataError('unavailable', 'No worker is available to store inflow; nothing was stored.', {
+    throw this.noWritableWorker();
+  }
+
+  /** A keyed batch: to its owner only, after its previous owners (if any) said they do not hold it. */
+  private async appendKeyed(request: AppendRequest): Promise<AppendResponse> {
+    const key = request.idempotencyKey;
+    // Workers that refused this batch for lack of space: the key is routed over the others.
+    const full = new Set<string>();
+    for (let round = 0; round <= this.workers.length; round++) {
+      const workers = this.workers;
+      const members = workers
+        .filter((w) => w.writable && !full.has(w.endpoint))
+        .map((w) => ({ endpoint: w.endpoint, workerId: w.workerId ?? '' }));
+      const owner = firstForKey(key, members);
+      if (!owner) break;
+      const history = await this.keyRankings.historyFor(members);
+      const previous = previousOwners(key, history, owner);
+      const stored = await storedAtPreviousOwner({
+        request,
+        previous,
+        revision: history.revision,
+        workers,
+        coordinator: this.coordinator,
+        channels: this.channels,
+        log: this.log,
+      });
+      if (stored) return { rowsStored: 0, duplicate: true };
+      try {
+        return await this.send(owner.endpoint, { ...request, keyViewRevision: history.revision });
+      } catch (err) {
+        if (!(err instanceof StrataError)) throw err;
+        if (err.kind === 'insufficient_storage') {
+          this.log.warn(
+            { worker: owner.endpoint, ...errorFields(err) },
+            'the owner of a keyed batch has no space; ranking it over the others',
+          );
+          full.add(owner.endpoint);
+          continue;
+        }
+        if (err.kind !== 'unavailable' && err.kind !== 'timeout') throw err;
+        this.log.warn({ worker: owner.endpoint, ...errorFields(err) }, 'the worker of a keyed inflow batch did not answer');
+        throw new StrataError(
+          'unavailable',
+          'The worker for this Idempotency-Key did not answer; the batch may or may not be stored. Retry with the same Idempotency-Key: it is stored once.',
+          { retryAfterSeconds: 2 },
+        );
+      }
+    }
+    throw this.noWritableWorker();
+  }
+
+  private send(endpoint: string, request: AppendRequest): Promise<AppendResponse> {
+    return this.channels.client(IngestServiceService, endpoint).append(request, { timeoutMs: APPEND_TIMEOUT_MS });
+  }
+
+  private noWritableWorker(): StrataError {
+    if (this.workers.length === 0)
+      return new StrataError('unavailable', 'No worker is available to store inflow; nothing was stored.', {
         retryAfterSeconds: 5,
       });
-    throw new StrataError(
+    return new StrataError(
       'insufficient_storage',
       'No worker can accept writes: every worker is below its minimum free space; nothing was stored.',
       { retryAfterSeconds: 30 },

@@ -33,6 +33,8 @@ export class ClusterProcess {
   private exit: Promise<void> = Promise.resolve();
   private running = false;
   gatewayPort: number | undefined;
+  /** Extra environment of the process (test fault points); changes apply at the next start. */
+  env: Record<string, string> = {};
 
   constructor(
     readonly name: string,
@@ -54,7 +56,10 @@ export class ClusterProcess {
     const configFile = path.join(this.dir, 'strata.json');
     writeFileSync(configFile, JSON.stringify(this.config, null, 2));
     // STRATA_* variables of the test's own environment must not override the config file.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATA_')));
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('STRATA_'))),
+      ...this.env,
+    };
     const child = spawn(process.execPath, [STRATA_CLI, 'start', '--config', configFile], {
       cwd: REPO_ROOT,
       env,
@@ -149,7 +154,8 @@ export class TestCluster {
   async add(
     name: string,
     roles: { database?: boolean; backend?: boolean; gateway?: boolean },
-    options: { dataDir?: string; config?: Record<string, Record<string, unknown>> } = {},
+    options: { dataDir?: string; config?: Record<string, Record<string, unknown>>; env?: Record<string, string> } = {},
+    attempt = 1,
   ): Promise<ClusterProcess> {
     const dir = path.join(this.root, name);
     mkdirSync(dir, { recursive: true });
@@ -195,8 +201,18 @@ export class TestCluster {
       config[section] = { ...(config[section] as Record<string, unknown>), ...values };
     }
     const proc = new ClusterProcess(name, dir, opsPort, config);
+    proc.env = { ...options.env };
     this.processes.push(proc);
-    await proc.start();
+    try {
+      await proc.start();
+    } catch (err) {
+      this.processes.splice(this.processes.indexOf(proc), 1);
+      // The ports come from freePort(): another process on this shared machine can take one before
+      // the new process binds it. Its first start then fails at once and is made again on new ports.
+      if (attempt < 3 && err instanceof Error && err.message.includes('EADDRINUSE'))
+        return this.add(name, roles, options, attempt + 1);
+      throw err;
+    }
     return proc;
   }
 
@@ -256,7 +272,7 @@ export async function call(
   body?: unknown,
   headers: Record<string, string> = {},
   // biome-ignore lint/suspicious/noExplicitAny: tests inspect answer bodies freely
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(baseUrl + p, {
     method,
     headers: {
@@ -274,5 +290,5 @@ export async function call(
   } catch {
     // not JSON: keep the text
   }
-  return { status: res.status, body: parsed };
+  return { status: res.status, body: parsed, headers: res.headers };
 }

@@ -1,16 +1,21 @@
 import assert from 'node:assert/strict';
 import { waitFor } from '@strata/common/testing';
-import { ACCOUNT, type ClusterProcess, call, signIn, TestCluster } from './cluster-harness.js';
+import { ACCOUNT, type ClusterProcess, call, signIn, TestCluster, TTL_SECONDS } from './cluster-harness.js';
 
 const INFLOW = `/inflow/${ACCOUNT}`;
 const KUSTO = `/search/${ACCOUNT}/kusto`;
 
-/** Sends one keyed batch of one entry, retrying (bounded) with the same key until it is acknowledged. */
+/**
+ * Sends one keyed batch of one entry, retrying with the same key until it is acknowledged, for up
+ * to 2 minutes: a key whose worker is down answers 503 until that worker is back (decision 0029),
+ * and a restart on a loaded machine can take many seconds.
+ */
 async function sendKeyed(baseUrl: string, token: string, n: number): Promise<{ attempts: number }> {
   const key = `batch-${n}`;
   // The same body on every attempt: a retry must be recognised, not refused as a different request.
   const body = [{ schema: 'keyed.batches', timestamp: new Date().toISOString(), data: { n } }];
-  for (let attempt = 1; attempt <= 200; attempt++) {
+  const deadline = Date.now() + 120_000;
+  for (let attempt = 1; Date.now() < deadline; attempt++) {
     try {
       const res = await call(baseUrl, token, 'PUT', INFLOW, body, { 'idempotency-key': key });
       if (res.status === 200) return { attempts: attempt };
@@ -71,11 +76,17 @@ describe('cluster: the gateway across worker and master failures', function () {
       }
     });
     // Kill each worker in turn mid-stream (kill -9: commits in flight lose their answers), restart it.
-    for (const victim of [w1, w2, w1]) {
+    // The second stays down past its lease, so its keys rank to the other worker meanwhile: the
+    // window decision 0029 closed (a restart slower than the lease on a loaded machine did the same).
+    for (const [victim, downMs] of [
+      [w1, 500],
+      [w2, (TTL_SECONDS + 1) * 1000],
+      [w1, 500],
+    ] as const) {
       const target = next + 150;
       await waitFor('more batches sent', () => next >= target, { timeoutMs: 60_000 });
       await victim.kill('SIGKILL');
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, downMs));
       await victim.start();
     }
     assert.ok(next < total, 'the workers were killed while batches were still being sent');

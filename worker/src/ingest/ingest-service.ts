@@ -3,6 +3,7 @@ import { type AppendRequest, IngestServiceService } from '@strata/proto/ingest/v
 import type { AppendInput } from '../storage/hot-writer.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import type { PlacementRecorder } from './placement-recorder.js';
+import { killAfterCommitIfArmed } from './test-fault-points.js';
 
 /** Converts the wire request into the storage engine's input, refusing unknown column types. */
 function appendInputOf(req: AppendRequest): AppendInput {
@@ -14,6 +15,7 @@ function appendInputOf(req: AppendRequest): AppendInput {
     agent: req.agent === '' ? null : req.agent,
     idempotencyKey: req.idempotencyKey === '' ? undefined : req.idempotencyKey,
     contentHash: req.contentHash,
+    keyViewRevision: req.keyViewRevision,
     parts: req.parts.map((p) => ({
       schema: p.schema,
       rows: p.rows,
@@ -29,7 +31,8 @@ function appendInputOf(req: AppendRequest): AppendInput {
 
 /**
  * IngestService of a worker: Append answers once the request is durable, and only after this
- * worker is recorded as a holder of the account's data.
+ * worker is recorded as a holder of the account's data. FenceKey answers a gateway that is about
+ * to store a keyed request on another worker (docs/decisions/0029-keyed-batches-across-owners.md).
  */
 export function ingestService(storage: StorageEngine, placements: PlacementRecorder, log: Logger) {
   return {
@@ -41,7 +44,17 @@ export function ingestService(storage: StorageEngine, placements: PlacementRecor
           const input = appendInputOf(req);
           await placements.ensure(input.accountId);
           const result = await storage.append(input);
+          if (!result.duplicate) killAfterCommitIfArmed(req.idempotencyKey);
           return { rowsStored: result.rowsStored, duplicate: result.duplicate };
+        },
+        fenceKey: async (req) => {
+          if (req.idempotencyKey === '') throw new StrataError('invalid', 'FenceKey needs an idempotency key.');
+          return storage.fenceKey({
+            accountId: req.accountId,
+            idempotencyKey: req.idempotencyKey,
+            contentHash: req.contentHash,
+            keyViewRevision: req.keyViewRevision,
+          });
         },
       },
       log,

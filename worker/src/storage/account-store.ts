@@ -261,6 +261,11 @@ export class AccountStore {
     return this.writer.submit(input);
   }
 
+  /** See HotWriter.fenceKey. */
+  fenceKey(request: Parameters<HotWriter['fenceKey']>[0]): Promise<{ stored: boolean }> {
+    return this.writer.fenceKey(request);
+  }
+
   /**
    * Marks the account active and gives its instance its threads (`threads`: a new value from the
    * executor settings). Cheap when nothing changes: no statement runs.

@@ -17,7 +17,7 @@ import {
 import { hotTableName, type TableDirectory, type TableInfo, tableKey } from './catalog.js';
 import type { CatalogChanges } from './catalog-changes.js';
 import { convertSql, DUCKDB_TYPE } from './column-sql.js';
-import { recordIdempotencyKey, requestsToWrite } from './idempotency-keys.js';
+import { fenceKey, recordIdempotencyKey, requestsToWrite } from './idempotency-keys.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { applyColumnChanges, type EvolutionPlan, planEvolution } from './schema-evolution.js';
 
@@ -41,6 +41,8 @@ export interface AppendInput {
   agent: string | null;
   idempotencyKey?: string;
   contentHash?: string;
+  /** The key-ranking history revision the gateway routed a keyed request by (idempotency-keys.ts). */
+  keyViewRevision?: number;
 }
 
 export interface AppendResult {
@@ -133,6 +135,20 @@ export class HotWriter {
       this.queue.push({ input, rows, resolve, reject });
       if (!this.draining) void this.drain();
     });
+  }
+
+  /**
+   * Fences an idempotency key (idempotency-keys.ts `fenceKey`) between two group commits: a group
+   * committing now is seen, any later one meets the fence.
+   */
+  async fenceKey(request: Parameters<typeof fenceKey>[1]): Promise<{ stored: boolean }> {
+    if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+    const release = await this.o.gate.lock('writes');
+    try {
+      return await fenceKey(this.o.conn, request);
+    } finally {
+      release();
+    }
   }
 
   /** Stops accepting requests and waits for queued ones to finish. */

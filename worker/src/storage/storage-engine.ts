@@ -271,6 +271,23 @@ export class StorageEngine {
     return result;
   }
 
+  /**
+   * Whether an idempotency key is stored for the account here, fencing it when it is not
+   * (idempotency-keys.ts `fenceKey`). An account with nothing here has stored no key: the answer is
+   * `false` and no directory is made (a fence is only needed where appends of the account run).
+   * Answered also while writes are stopped (drain) or space is short: a worker that takes no writes
+   * may still hold the key.
+   */
+  async fenceKey(request: Parameters<AccountStore['fenceKey']>[0]): Promise<{ stored: boolean }> {
+    if (!isAccountId(request.accountId)) throw new StrataError('invalid', 'Account id must be a lower-case GUID.');
+    const store = this.stores.get(request.accountId) ?? (await this.opening.get(request.accountId));
+    if (!store) {
+      if (this.closed) throw new StrataError('unavailable', 'The worker is shutting down.', { retryAfterSeconds: 1 });
+      return { stored: false };
+    }
+    return store.fenceKey(request);
+  }
+
   /** See the class comment; `view` as in openSnapshot. */
   async openScan(
     accountId: string,
