@@ -20,7 +20,7 @@ import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, variablesById, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
-import { type MissingWorker, QueryCoverage } from './query-coverage.js';
+import type { MissingWorker, QueryCoverage } from './query-coverage.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
@@ -48,7 +48,7 @@ function accountOf(rc: RouteContext): string {
 
 /** Who must answer this request (503 naming missing holders unless `allowPartial`). */
 function coverageOf(rc: RouteContext, allowPartial: boolean | undefined): Promise<QueryCoverage> {
-  return QueryCoverage.resolve(rc.deps.coordinator, accountOf(rc), allowPartial === true);
+  return rc.deps.query.coverage(accountOf(rc), allowPartial === true);
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   type PlanOptions,
   planQuery,
 } from './engine.js';
-import type { QueryCoverage } from './query-coverage.js';
+import { QueryCoverage } from './query-coverage.js';
 import type { SchemaCatalog } from './types.js';
 
 export interface QueryRunOptions {
@@ -42,6 +42,14 @@ export class QueryService {
     /** Shared with the inflow routes, which report what they wrote (the gateway role builds it). */
     private readonly catalogs: SchemaCatalogSource,
   ) {}
+
+  /**
+   * Which workers a query of the account must hear from, read once for the request (one
+   * coordinator read): 503 naming holders that are not registered, unless `allowPartial`.
+   */
+  coverage(accountId: string, allowPartial: boolean): Promise<QueryCoverage> {
+    return QueryCoverage.resolve(this.coordinator, accountId, allowPartial);
+  }
 
   /** Every table the workers hold for the account (not yet restricted to what a caller may see). */
   catalog(accountId: string, options: { fresh?: boolean; coverage?: QueryCoverage } = {}): Promise<SchemaCatalog> {

@@ -22,6 +22,7 @@ import {
 import { testIdentity } from '@strata/common/testing';
 import {
   distributedRunner,
+  evaluateRule,
   executePlan,
   MergeDatabase,
   planQuery,
@@ -31,6 +32,7 @@ import {
   SchemaCatalogSource,
   warmQueryEngine,
 } from '@strata/gateway';
+import type { AlertRuleDefinition } from '@strata/proto/alerting/v1/alert_rules';
 import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
 import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
 
@@ -375,6 +377,85 @@ describe('distributed queries over worker storage and gRPC', function () {
             assert.equal(req?.fromUs, undefined, 'a worker that does not say it applies bounds gets full statements');
             assert.match(req?.sql ?? '', /"timestamp"/);
           }
+        } finally {
+          await service.close();
+          await coordinator.close();
+        }
+      }
+    } finally {
+      await stopWorker(w);
+    }
+  });
+
+  it('an alert evaluation takes the HTTP path: one coordinator read, time conjuncts left to the scans', async () => {
+    const requests: ExecuteFragmentRequest[] = [];
+    const w = await startWorker([ROWS], true, undefined, (req) => requests.push(req));
+    try {
+      const cut = (ROWS[1500] as Row).ts;
+      const def: AlertRuleDefinition = {
+        name: 'many rows',
+        query: `app.logs | where timestamp > datetime(${new Date(cut).toISOString()}) | count`,
+        intervalSeconds: 60,
+        lookbackSeconds: 3 * 86_400,
+        condition: { kind: 'threshold', column: 'Count', operator: '>', threshold: 1000 },
+        dimensions: [],
+        severity: 'High',
+        ownerType: '',
+        ownerId: '',
+        assigneeUserId: '',
+        title: '',
+        description: '',
+        enabled: true,
+        mutedUntil: '',
+        resolveAfter: 0,
+        timeoutSeconds: 30,
+      };
+      for (const scanTimeBounds of [true, false]) {
+        const coordinator = new EmbeddedCoordinator(log);
+        await coordinator.registerWorker({
+          endpoint: w.endpoint,
+          workerId: w.endpoint,
+          freeBytes: 1e12,
+          writable: true,
+          scanTimeBounds,
+        });
+        await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
+        let views = 0;
+        const read = coordinator.readAccountView.bind(coordinator);
+        coordinator.readAccountView = (accountId: string) => {
+          views++;
+          return read(accountId);
+        };
+        const service = new QueryService(coordinator, channels, new SchemaCatalogSource(coordinator, channels));
+        try {
+          requests.length = 0;
+          const result = await evaluateRule(service, ACCOUNT, def, NOW);
+          assert.equal(result.rows, 1);
+          assert.equal(result.firing.length, 1, `${ROWS.length - 1501} rows fire the threshold`);
+          assert.equal(views, 1, 'the workers are resolved once, for the catalog and the run');
+          assert.equal(requests.length, 1);
+          const [req] = requests;
+          if (scanTimeBounds) {
+            assert.equal(req?.fromUs, cut * 1000 + 1, 'the exact bound travels');
+            assert.doesNotMatch(req?.sql ?? '', new RegExp(String(cut * 1000 + 1)), 'and the condition left the statement');
+          } else {
+            assert.equal(req?.fromUs, undefined, 'a worker that does not say it applies bounds gets full statements');
+          }
+          // The same rule with the threshold just above the count does not fire: the count is exact.
+          const above = await evaluateRule(
+            service,
+            ACCOUNT,
+            { ...def, condition: { ...def.condition!, threshold: ROWS.length - 1501 } },
+            NOW,
+          );
+          assert.equal(above.firing.length, 0);
+          const at = await evaluateRule(
+            service,
+            ACCOUNT,
+            { ...def, condition: { ...def.condition!, operator: '==', threshold: ROWS.length - 1501 } },
+            NOW,
+          );
+          assert.equal(at.firing.length, 1);
         } finally {
           await service.close();
           await coordinator.close();
