@@ -132,16 +132,21 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query, allowPartial, variables: given } = await rc.body(queryBody);
       await warmQueryEngine();
-      const coverage = await coverageOf(rc, allowPartial);
-      // A query that fails to plan against the cached catalog is planned once more against a fresh
-      // one: perhaps a schema or column written through another gateway since it was cached.
-      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, coverage, query, fresh), {
-        accountId: accountOf(rc),
-        parameters: variablesById(given),
-        timeoutMs: queryTimeoutMs(rc),
-        coverage,
-        signal: clientGone(rc.koa.res),
-      });
+      // The workers are those of the account's current view (decision 0027: the view is read for
+      // every query, and the query may start on the last one while it is read). A query that fails
+      // to plan against the cached catalog is planned once more against a fresh one: perhaps a
+      // schema or column written through another gateway since it was cached.
+      const { result, coverage } = await rc.deps.query.runCovered(
+        query,
+        (covered, fresh) => callerCatalog(rc, covered, query, fresh),
+        {
+          accountId: accountOf(rc),
+          allowPartial: allowPartial === true,
+          parameters: variablesById(given),
+          timeoutMs: queryTimeoutMs(rc),
+          signal: clientGone(rc.koa.res),
+        },
+      );
       // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.
       return {
         headers: { 'content-type': 'application/json; charset=utf-8' },

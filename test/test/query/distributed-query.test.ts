@@ -466,6 +466,88 @@ describe('distributed queries over worker storage and gRPC', function () {
     }
   });
 
+  it('a query started on the last view answers as the current view does: new holders, lost holders, handed-off segments', async () => {
+    // Decision 0027: each query reads the current view while it already runs on the last one, and
+    // answers from that run only when both ask the same workers the same way.
+    const fragments = new Map<string, number>();
+    const seen = (name: string) => () => fragments.set(name, (fragments.get(name) ?? 0) + 1);
+    const a = await startWorker([ROWS.slice(0, 750), ROWS.slice(750, 1500)], true, undefined, seen('a'));
+    const b = await startWorker([ROWS.slice(1500)], true, undefined, seen('b'));
+    const coordinator = new EmbeddedCoordinator(log);
+    const service = new QueryService(coordinator, channels, new SchemaCatalogSource(coordinator, channels));
+    const register = (w: TestWorker) =>
+      coordinator.registerWorker({
+        endpoint: w.endpoint,
+        workerId: w.endpoint,
+        freeBytes: 1e12,
+        writable: true,
+        scanTimeBounds: true,
+      });
+    const count = async (allowPartial = false) => {
+      fragments.clear();
+      const { result, coverage } = await service.runCovered(
+        'app.logs | count',
+        (c, fresh) => service.catalog(ACCOUNT, { fresh, coverage: c }),
+        {
+          accountId: ACCOUNT,
+          allowPartial,
+          timeoutMs: 30_000,
+        },
+      );
+      return {
+        count: Number(result.values[0]?.[0]),
+        missing: coverage.missing.map((m) => m.workerId),
+        a: fragments.get('a') ?? 0,
+      };
+    };
+    try {
+      await register(a);
+      await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: a.endpoint, endpoint: a.endpoint });
+      assert.deepEqual(await count(), { count: 1500, missing: [], a: 1 }, 'first query: no last view, one run');
+      assert.deepEqual(await count(), { count: 1500, missing: [], a: 1 }, 'same view: the early run answers');
+
+      // A new holder registers and records its placement: the last view does not know it.
+      const leaseB = await register(b);
+      await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: b.endpoint, endpoint: b.endpoint });
+      assert.deepEqual(
+        await count(),
+        { count: 3000, missing: [], a: 2 },
+        'the early run (1,500 rows) was discarded and run again',
+      );
+      assert.deepEqual(await count(), { count: 3000, missing: [], a: 1 });
+
+      // The holder is lost (its registration gone; its process still answers the early run).
+      await leaseB.revoke();
+      await assert.rejects(
+        count(),
+        (err: StrataError) => err.kind === 'unavailable' && err.message.includes(b.endpoint),
+        'the current view misses a holder: 503, not the early run’s complete-looking answer',
+      );
+      assert.deepEqual(await count(true), { count: 1500, missing: [b.endpoint], a: 1 }, 'a partial answer names it');
+
+      // A segment of A is handed to B: the current view reads it only at B (which does not hold it
+      // in this test, so the count shows whose view answered).
+      await register(b);
+      assert.equal((await count()).count, 3000);
+      const [segment] = await a.storage.listSegments(ACCOUNT);
+      assert.ok(segment);
+      await coordinator.recordHandoff({
+        accountId: ACCOUNT,
+        segmentId: segment.segmentId,
+        fromWorkerId: a.endpoint,
+        toWorkerId: b.endpoint,
+      });
+      assert.equal((await count()).count, 3000 - Number(segment.rowCount), 'A no longer reads the handed-off segment');
+      await coordinator.removeHandoff(ACCOUNT, segment.segmentId);
+      assert.equal((await count()).count, 3000);
+    } finally {
+      await service.close();
+      await coordinator.close();
+      await stopWorker(a);
+      await stopWorker(b);
+    }
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();
