@@ -127,8 +127,10 @@ export class QueryService {
   ): Promise<{ result: ColumnarResult; coverage: QueryCoverage }> {
     const { allowPartial, ...runOptions } = options;
     const { current, last } = this.views.read(options.accountId);
-    const runWith = async (coverage: QueryCoverage) => ({
-      result: await this.run(query, (fresh) => catalogFor(coverage, fresh), { ...runOptions, coverage }),
+    // `reload`: the catalog is listed afresh by the coverage's workers (an early run on another
+    // view may have cached one listed by other workers).
+    const runWith = async (coverage: QueryCoverage, reload = false) => ({
+      result: await this.run(query, (fresh) => catalogFor(coverage, fresh || reload), { ...runOptions, coverage }),
       coverage,
     });
     if (!last) return runWith(QueryCoverage.fromView(await current, allowPartial));
@@ -150,7 +152,7 @@ export class QueryService {
     // A run that timed out or was cancelled is not run again whatever the view (an error holds no rows).
     if (kind === 'timeout' || kind === 'cancelled') throw early.error;
     options.signal?.throwIfAborted();
-    return runWith(checked);
+    return runWith(checked, !early.coverage?.sameView(checked));
   }
 
   async close(): Promise<void> {
