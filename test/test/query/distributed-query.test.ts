@@ -456,6 +456,29 @@ describe('distributed queries over worker storage and gRPC', function () {
             NOW,
           );
           assert.equal(at.firing.length, 1);
+          // The window's edges are exact whether the scan or the statement applies them: a row at
+          // the window's start counts, a row at its end (the evaluation time) does not.
+          requests.length = 0;
+          const edge = new Date((ROWS[2000] as Row).ts);
+          const windowed = await evaluateRule(
+            service,
+            ACCOUNT,
+            {
+              ...def,
+              query: 'app.logs | count',
+              lookbackSeconds: 47 * 500,
+              condition: { ...def.condition!, operator: '==', threshold: 500 },
+            },
+            edge,
+          );
+          assert.equal(windowed.firing.length, 1, 'rows 1500..1999: 500');
+          if (scanTimeBounds) {
+            assert.equal(requests[0]?.fromUs, (ROWS[1500] as Row).ts * 1000, 'the window travels as exact bounds');
+            assert.equal(requests[0]?.toUs, edge.getTime() * 1000 - 1);
+            assert.doesNotMatch(requests[0]?.sql ?? '', /"timestamp"/, 'and leaves the statement');
+          } else {
+            assert.match(requests[0]?.sql ?? '', /"timestamp"/);
+          }
         } finally {
           await service.close();
           await coordinator.close();
