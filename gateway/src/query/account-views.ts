@@ -7,8 +7,11 @@
  */
 import type { AccountView, Coordinator } from '@strata/common';
 
-/** Accounts whose last view is kept; beyond it, the oldest is forgotten (its next query waits). */
-const MAX_ACCOUNTS = 10_000;
+/**
+ * Accounts whose last view is kept (each holds the worker list: ~200 bytes a worker); beyond it,
+ * the least recently read is forgotten and its next query waits for the read, as before 0027.
+ */
+const MAX_ACCOUNTS = 1_000;
 
 export class AccountViews {
   private readonly last = new Map<string, AccountView>();
