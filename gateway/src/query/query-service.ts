@@ -117,8 +117,7 @@ export class QueryService {
    * failure a view could cause (unavailable: a holder missing, a worker that let go of a handed-off
    * segment), the query runs again on the current view (not after a timeout or a cancellation).
    * So an answer never rests on a view older than the request, and a changed view costs one more
-   * run. Not for purges (their steps change
-   * data: lifecycle-routes.ts resolves its own coverage first).
+   * run. Not for purges (their steps change data: lifecycle-routes.ts resolves its coverage first).
    */
   async runCovered(
     query: string,
