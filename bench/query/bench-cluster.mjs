@@ -131,13 +131,32 @@ export async function loadRows(storage, ROWS, offset, stride) {
 
 // ---------------------------------------------------------------- cluster
 
-export async function startCluster(name, workerCount) {
+/**
+ * An in-process cluster: master, `workerCount` workers and the gateway in this process. With
+ * `etcd: true` the roles coordinate through a real etcd process (as deployed: placements, worker
+ * registrations and handoffs are etcd reads), otherwise through the embedded coordinator.
+ */
+export async function startCluster(name, workerCount, { etcd = false } = {}) {
   const root = path.join(DATA, name);
   mkdirSync(root, { recursive: true });
+  const processes = new BenchProcesses();
+  let etcdConfig;
+  if (etcd) {
+    const [client, peer] = await Promise.all([freePort(), freePort()]);
+    const etcdUrl = `http://127.0.0.1:${client}`;
+    const peerUrl = `http://127.0.0.1:${peer}`;
+    processes.start('etcd', '/usr/bin/etcd', [
+      ...['--data-dir', path.join(root, 'etcd'), '--listen-client-urls', etcdUrl, '--advertise-client-urls', etcdUrl],
+      ...['--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl],
+      ...['--initial-cluster', `default=${peerUrl}`, '--log-level', 'error'],
+    ]);
+    etcdConfig = { endpoints: [etcdUrl], prefix: `/strata-bench-${name}` };
+  }
   const base = {
     dataRoot: root,
     log: { level: 'warn' },
     ops: { enable: false },
+    ...(etcdConfig ? { etcd: etcdConfig } : {}),
     auth: { jwt: { signingKey: randomBytes(32).toString('hex') } },
     database: { enable: true, endpoint: '127.0.0.1:0' },
     gateway: { enable: true, host: '127.0.0.1', port: 0 },
@@ -184,6 +203,7 @@ export async function startCluster(name, workerCount) {
       for (const r of roles.reverse()) await r.stop();
       channels.close();
       await coordinator.close();
+      await processes.stopAll();
     },
   };
 }

@@ -15,7 +15,10 @@
 //
 // Each layer also shows the main thread's GC pauses that began while it ran (per run).
 //
-//   npx tsc -b tsconfig.build.json && node bench/query/cost-breakdown.mjs [--rows 10000000] [--runs 9] [--query N]
+// --etcd runs the cluster on a real etcd process (as deployed: the per-query coordinator reads are
+// etcd round trips), otherwise on the embedded coordinator.
+//
+//   npx tsc -b tsconfig.build.json && node bench/query/cost-breakdown.mjs [--rows 10000000] [--runs 9] [--query N] [--etcd]
 import { rmSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { encodeBatch, fragmentSql, inlineParams, runFragment } from '@strata/common';
@@ -45,7 +48,7 @@ new PerformanceObserver((list) => {
 let cluster;
 const merge = new MergeDatabase();
 try {
-  cluster = await startCluster('one', 1);
+  cluster = await startCluster('one', 1, { etcd: process.argv.includes('--etcd') });
   const t = performance.now();
   const storage = cluster.workers[0].storage;
   await loadRows(storage, ROWS, 0, 1);

@@ -38,7 +38,16 @@ const identity = loadInternalIdentity({ generateDir: tlsDir, refreshIntervalSeco
 const { server, port } = await startGrpcServer('127.0.0.1:0', [{ definition: QueryServiceService, implementation }], identity);
 const channels = new ChannelPool(identity);
 const client = channels.client(QueryServiceService, `127.0.0.1:${port}`);
-const request = { accountId: 'a', schema: 's', sql: 'WITH x', params: [], sourceColumns: [], columns: [] };
+const request = {
+  accountId: 'a',
+  schema: 's',
+  sql: 'WITH x',
+  params: [],
+  sourceColumns: [],
+  columns: [],
+  viewRevision: 0,
+  segmentOwners: [],
+};
 try {
   for (const size of SIZES) {
     payload = size === 0 ? EMPTY : Buffer.alloc(size, 7);

@@ -7,7 +7,10 @@
 // served the deployed way: etcd, master, each worker and the gateway in their own processes
 // (`strata start`). Everything is timed interleaved (one run of each variant in turn), medians.
 //
-//   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers]
+//   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers] [--etcd]
+//
+// --etcd runs the in-process clusters on a real etcd process, as deployed (every query reads its
+// account view from etcd), instead of the embedded coordinator.
 //
 // Sizes: --rows 1000000, 10000000 or 30000000 (30 M takes ~15 min to generate and load on 2 cores).
 // chDB is installed into bench/peers on first use (bench/peers/peers.mjs). Data goes to
@@ -34,6 +37,7 @@ const ROWS = numberArg('rows', 10_000_000);
 const RUNS = numberArg('runs', 5);
 const ONLY_ONE = process.argv.includes('--only-one');
 const PEERS = !process.argv.includes('--no-peers');
+const ETCD = { etcd: process.argv.includes('--etcd') };
 
 const fmt = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
 const secs = (t) => ((performance.now() - t) / 1000).toFixed(1);
@@ -47,12 +51,12 @@ let ch;
 let native;
 try {
   let t = performance.now();
-  one = await startCluster('one', 1);
+  one = await startCluster('one', 1, ETCD);
   const n1 = await loadRows(one.workers[0].storage, ROWS, 0, 1);
   console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${secs(t)} s`);
   if (!ONLY_ONE) {
     t = performance.now();
-    two = await startCluster('two', 2);
+    two = await startCluster('two', 2, ETCD);
     const [a, b] = await Promise.all([
       loadRows(two.workers[0].storage, ROWS, 0, 2),
       loadRows(two.workers[1].storage, ROWS, 1, 2),
@@ -66,7 +70,7 @@ try {
       cpSync(dir, copy, { recursive: true });
       return copy;
     });
-    two = await startCluster('two', 2);
+    two = await startCluster('two', 2, ETCD);
     procs = await startProcessCluster('procs', procDirs);
     // Until both worker processes registered, a count sees only one worker's rows.
     for (let i = 0; ; i++) {

@@ -3,6 +3,8 @@
  * route by route in the cross-role tests), and the query engine pieces that cross-role tests and
  * benchmarks run in-process against real workers.
  */
+
+export { evaluateRule } from './alerting/alert-evaluation.js';
 export { isAllowed, type Operation } from './auth/access-policy.js';
 export { type GatewayHandle, startGateway } from './gateway-role.js';
 export { firstForKey } from './inflow/key-ranking.js';

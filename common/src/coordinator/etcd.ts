@@ -189,21 +189,29 @@ export class EtcdCoordinator implements Coordinator {
   }
 
   async readAccountView(accountId: string): Promise<AccountView> {
-    // The handoff read fixes the revision; the others read at exactly that revision, so the view
-    // is one instant of the store (a handoff seen implies its target's placement is seen too).
-    const first = await this.root.getAll().prefix(`handoff/${accountId}/`).exec();
-    const revision = Number(first.header.revision);
-    const [placements, workers] = await Promise.all([
-      this.root.getAll().prefix(`placement/${accountId}/`).revision(revision).exec(),
-      this.root.getAll().prefix('workers/').revision(revision).exec(),
-    ]);
+    // One read-only transaction, one round trip: etcd serves its three ranges at one revision, so
+    // the view is one instant of the store (a handoff seen implies its target's placement is seen
+    // too) and, being linearizable, includes every change committed before the query began. Every
+    // query pays this read (docs/decisions/0027-fixed-query-path.md: why it is not cached); two
+    // sequential reads cost twice the round trip. The compare always holds (a missing key has
+    // version 0).
+    const result = await this.root
+      .if(`handoff/${accountId}/`, 'Version', '>', -1)
+      .then(
+        this.root.getAll().prefix(`handoff/${accountId}/`),
+        this.root.getAll().prefix(`placement/${accountId}/`),
+        this.root.getAll().prefix('workers/'),
+      )
+      .commit();
+    if (!result.succeeded) throw new Error('etcd answered the always-true compare of an account view as false');
+    const [handoffs, placements, workers] = result.responses.map((r) => r.response_range?.kvs ?? []);
     return {
-      handoffs: this.parseAll<SegmentHandoff>(first.kvs, 'handoff'),
-      placements: sortPlacements(this.parseAll<Placement>(placements.kvs, 'placement')),
-      workers: this.parseAll<WorkerRegistration>(workers.kvs, 'worker registration').sort((a, b) =>
+      handoffs: this.parseAll<SegmentHandoff>(handoffs ?? [], 'handoff'),
+      placements: sortPlacements(this.parseAll<Placement>(placements ?? [], 'placement')),
+      workers: this.parseAll<WorkerRegistration>(workers ?? [], 'worker registration').sort((a, b) =>
         a.endpoint.localeCompare(b.endpoint),
       ),
-      revision,
+      revision: Number(result.header.revision),
     };
   }
 

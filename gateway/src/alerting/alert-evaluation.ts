@@ -14,7 +14,11 @@ export interface EvaluationResult {
  * `/search/{accountId}/kusto` (same executor limits on the workers, same refusal of failed or
  * partial answers: those throw, and the caller records ERROR): `now()` and `ago()` are `at`, and
  * every table read is limited to [at - lookback, at) on `timestamp` before the query's own steps.
- * The rule's timeout bounds the run.
+ * The rule's timeout bounds the run. As for an HTTP query (QueryService.runCovered), the workers to
+ * ask come from the account's current view and serve both the catalog and the run: one coordinator
+ * read, and the query's time conjuncts are left to the scans when every worker applies them
+ * (decision 0018; before decision 0027 evaluations resolved the workers per call and planned full
+ * statements).
  */
 export async function evaluateRule(
   query: QueryService,
@@ -25,8 +29,9 @@ export async function evaluateRule(
   const started = performance.now();
   const toUs = BigInt(at.getTime()) * 1000n;
   const fromUs = toUs - BigInt(def.lookbackSeconds) * 1_000_000n;
-  const result = await query.run(def.query, (fresh) => query.catalog(accountId, { fresh }), {
+  const { result } = await query.runCovered(def.query, (coverage, fresh) => query.catalog(accountId, { fresh, coverage }), {
     accountId,
+    allowPartial: false,
     timeoutMs: def.timeoutSeconds * 1000,
     plan: { now: at, window: { fromUs, toUs } },
   });

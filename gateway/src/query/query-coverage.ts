@@ -9,6 +9,7 @@
  * account are still asked (they answer nothing), and their failure does not matter.
  */
 import {
+  type AccountView,
   type Coordinator,
   coverageOf,
   type FragmentView,
@@ -45,17 +46,37 @@ export class QueryCoverage {
    */
   static async resolve(coordinator: Coordinator, accountId: string, allowPartial: boolean): Promise<QueryCoverage> {
     // One read at one revision: workers, placements and handoffs agree with each other.
-    const { placements, workers, handoffs, revision } = await coordinator.readAccountView(accountId);
+    return QueryCoverage.fromView(await coordinator.readAccountView(accountId), allowPartial);
+  }
+
+  /** The coverage an account view gives (see resolve). */
+  static fromView(accountView: AccountView, allowPartial: boolean): QueryCoverage {
+    const { placements, workers, handoffs, revision } = accountView;
     const { reachable, missing } = coverageOf(placements, workers);
     const view: FragmentView = {
       revision,
       owners: handoffs.map((h) => ({ segmentId: h.segmentId, workerId: h.toWorkerId })),
     };
     const coverage = new QueryCoverage(reachable, new Set(placements.map((p) => p.workerId)), allowPartial, view);
+    coverage.viewKey = viewKey(accountView);
     for (const p of missing) coverage.noteMissing(p);
     coverage.check();
     return coverage;
   }
+
+  /**
+   * Whether a query run with this coverage sends the same requests to the same workers and
+   * judges their failures alike as one run with `other` (decision 0027): the same workers asked
+   * (endpoint, id, whether their scans apply time bounds), the same holders and the same segment
+   * owners. Only the view's revision may differ: a worker that accepted the older revision
+   * accepts the newer one too (it refuses only revisions older than a handoff it let go of).
+   */
+  sameView(other: QueryCoverage): boolean {
+    return this.viewKey === other.viewKey;
+  }
+
+  /** See sameView; set by fromView. */
+  private viewKey = '';
 
   /** Holders left out of the answer so far (only ever non-empty with allowPartial). */
   get missing(): MissingWorker[] {
@@ -87,6 +108,16 @@ export class QueryCoverage {
     if (this.allowPartial || this.left.size === 0) return;
     throw missingHoldersError(this.missing);
   }
+}
+
+/** What of an account view decides what a query asks and of whom (QueryCoverage.sameView). */
+function viewKey(view: AccountView): string {
+  const workers = view.workers
+    .map((w) => [w.endpoint, w.workerId ?? '', w.scanTimeBounds === true])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const holders = view.placements.map((p) => [p.workerId, p.endpoint]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  const owners = view.handoffs.map((h) => [h.segmentId, h.toWorkerId]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  return JSON.stringify([workers, holders, owners]);
 }
 
 /** 503 naming the holders that cannot be reached, with one `errors[]` item each. */

@@ -20,7 +20,7 @@ import { accountMembers } from './account-members.js';
 import { restrictCatalog } from './cluster/schema-catalog.js';
 import { queryResultJson, variablesById, warmQueryEngine } from './engine.js';
 import { parseQuery } from './parse-info.js';
-import { type MissingWorker, QueryCoverage } from './query-coverage.js';
+import type { MissingWorker, QueryCoverage } from './query-coverage.js';
 import { RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 /** Server default and maximum query run time. */
@@ -48,7 +48,7 @@ function accountOf(rc: RouteContext): string {
 
 /** Who must answer this request (503 naming missing holders unless `allowPartial`). */
 function coverageOf(rc: RouteContext, allowPartial: boolean | undefined): Promise<QueryCoverage> {
-  return QueryCoverage.resolve(rc.deps.coordinator, accountOf(rc), allowPartial === true);
+  return rc.deps.query.coverage(accountOf(rc), allowPartial === true);
 }
 
 /**
@@ -132,16 +132,21 @@ export const queryRoutes: RouteDef[] = [
     async handler(rc) {
       const { query, allowPartial, variables: given } = await rc.body(queryBody);
       await warmQueryEngine();
-      const coverage = await coverageOf(rc, allowPartial);
-      // A query that fails to plan against the cached catalog is planned once more against a fresh
-      // one: perhaps a schema or column written through another gateway since it was cached.
-      const result = await rc.deps.query.run(query, (fresh) => callerCatalog(rc, coverage, query, fresh), {
-        accountId: accountOf(rc),
-        parameters: variablesById(given),
-        timeoutMs: queryTimeoutMs(rc),
-        coverage,
-        signal: clientGone(rc.koa.res),
-      });
+      // The workers are those of the account's current view (decision 0027: the view is read for
+      // every query, and the query may start on the last one while it is read). A query that fails
+      // to plan against the cached catalog is planned once more against a fresh one: perhaps a
+      // schema or column written through another gateway since it was cached.
+      const { result, coverage } = await rc.deps.query.runCovered(
+        query,
+        (covered, fresh) => callerCatalog(rc, covered, query, fresh),
+        {
+          accountId: accountOf(rc),
+          allowPartial: allowPartial === true,
+          parameters: variablesById(given),
+          timeoutMs: queryTimeoutMs(rc),
+          signal: clientGone(rc.koa.res),
+        },
+      );
       // Written straight from the columns (result-json.ts): the same JSON as the row objects would give.
       return {
         headers: { 'content-type': 'application/json; charset=utf-8' },

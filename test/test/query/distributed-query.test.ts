@@ -22,6 +22,7 @@ import {
 import { testIdentity } from '@strata/common/testing';
 import {
   distributedRunner,
+  evaluateRule,
   executePlan,
   MergeDatabase,
   planQuery,
@@ -31,6 +32,7 @@ import {
   SchemaCatalogSource,
   warmQueryEngine,
 } from '@strata/gateway';
+import type { AlertRuleDefinition } from '@strata/proto/alerting/v1/alert_rules';
 import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
 import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
 
@@ -382,6 +384,190 @@ describe('distributed queries over worker storage and gRPC', function () {
       }
     } finally {
       await stopWorker(w);
+    }
+  });
+
+  it('an alert evaluation takes the HTTP path: one coordinator read, time conjuncts left to the scans', async () => {
+    const requests: ExecuteFragmentRequest[] = [];
+    const w = await startWorker([ROWS], true, undefined, (req) => requests.push(req));
+    try {
+      const cut = (ROWS[1500] as Row).ts;
+      const def: AlertRuleDefinition = {
+        name: 'many rows',
+        query: `app.logs | where timestamp > datetime(${new Date(cut).toISOString()}) | count`,
+        intervalSeconds: 60,
+        lookbackSeconds: 3 * 86_400,
+        condition: { kind: 'threshold', column: 'Count', operator: '>', threshold: 1000 },
+        dimensions: [],
+        severity: 'High',
+        ownerType: '',
+        ownerId: '',
+        assigneeUserId: '',
+        title: '',
+        description: '',
+        enabled: true,
+        mutedUntil: '',
+        resolveAfter: 0,
+        timeoutSeconds: 30,
+      };
+      for (const scanTimeBounds of [true, false]) {
+        const coordinator = new EmbeddedCoordinator(log);
+        await coordinator.registerWorker({
+          endpoint: w.endpoint,
+          workerId: w.endpoint,
+          freeBytes: 1e12,
+          writable: true,
+          scanTimeBounds,
+        });
+        await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
+        let views = 0;
+        const read = coordinator.readAccountView.bind(coordinator);
+        coordinator.readAccountView = (accountId: string) => {
+          views++;
+          return read(accountId);
+        };
+        const service = new QueryService(coordinator, channels, new SchemaCatalogSource(coordinator, channels));
+        try {
+          requests.length = 0;
+          const result = await evaluateRule(service, ACCOUNT, def, NOW);
+          assert.equal(result.rows, 1);
+          assert.equal(result.firing.length, 1, `${ROWS.length - 1501} rows fire the threshold`);
+          assert.equal(views, 1, 'the workers are resolved once, for the catalog and the run');
+          assert.equal(requests.length, 1);
+          const [req] = requests;
+          if (scanTimeBounds) {
+            assert.equal(req?.fromUs, cut * 1000 + 1, 'the exact bound travels');
+            assert.doesNotMatch(req?.sql ?? '', new RegExp(String(cut * 1000 + 1)), 'and the condition left the statement');
+          } else {
+            assert.equal(req?.fromUs, undefined, 'a worker that does not say it applies bounds gets full statements');
+          }
+          // The same rule with the threshold just above the count does not fire: the count is exact.
+          const above = await evaluateRule(
+            service,
+            ACCOUNT,
+            { ...def, condition: { ...def.condition!, threshold: ROWS.length - 1501 } },
+            NOW,
+          );
+          assert.equal(above.firing.length, 0);
+          const at = await evaluateRule(
+            service,
+            ACCOUNT,
+            { ...def, condition: { ...def.condition!, operator: '==', threshold: ROWS.length - 1501 } },
+            NOW,
+          );
+          assert.equal(at.firing.length, 1);
+          // The window's edges are exact whether the scan or the statement applies them: a row at
+          // the window's start counts, a row at its end (the evaluation time) does not.
+          requests.length = 0;
+          const edge = new Date((ROWS[2000] as Row).ts);
+          const windowed = await evaluateRule(
+            service,
+            ACCOUNT,
+            {
+              ...def,
+              query: 'app.logs | count',
+              lookbackSeconds: 47 * 500,
+              condition: { ...def.condition!, operator: '==', threshold: 500 },
+            },
+            edge,
+          );
+          assert.equal(windowed.firing.length, 1, 'rows 1500..1999: 500');
+          if (scanTimeBounds) {
+            assert.equal(requests[0]?.fromUs, (ROWS[1500] as Row).ts * 1000, 'the window travels as exact bounds');
+            assert.equal(requests[0]?.toUs, edge.getTime() * 1000 - 1);
+            assert.doesNotMatch(requests[0]?.sql ?? '', /"timestamp"/, 'and leaves the statement');
+          } else {
+            assert.match(requests[0]?.sql ?? '', /"timestamp"/);
+          }
+        } finally {
+          await service.close();
+          await coordinator.close();
+        }
+      }
+    } finally {
+      await stopWorker(w);
+    }
+  });
+
+  it('a query started on the last view answers as the current view does: new holders, lost holders, handed-off segments', async () => {
+    // Decision 0027: each query reads the current view while it already runs on the last one, and
+    // answers from that run only when both ask the same workers the same way.
+    const fragments = new Map<string, number>();
+    const seen = (name: string) => () => fragments.set(name, (fragments.get(name) ?? 0) + 1);
+    const a = await startWorker([ROWS.slice(0, 750), ROWS.slice(750, 1500)], true, undefined, seen('a'));
+    const b = await startWorker([ROWS.slice(1500)], true, undefined, seen('b'));
+    const coordinator = new EmbeddedCoordinator(log);
+    const service = new QueryService(coordinator, channels, new SchemaCatalogSource(coordinator, channels));
+    const register = (w: TestWorker) =>
+      coordinator.registerWorker({
+        endpoint: w.endpoint,
+        workerId: w.endpoint,
+        freeBytes: 1e12,
+        writable: true,
+        scanTimeBounds: true,
+      });
+    const count = async (allowPartial = false) => {
+      fragments.clear();
+      const { result, coverage } = await service.runCovered(
+        'app.logs | count',
+        (c, fresh) => service.catalog(ACCOUNT, { fresh, coverage: c }),
+        {
+          accountId: ACCOUNT,
+          allowPartial,
+          timeoutMs: 30_000,
+        },
+      );
+      return {
+        count: Number(result.values[0]?.[0]),
+        missing: coverage.missing.map((m) => m.workerId),
+        a: fragments.get('a') ?? 0,
+      };
+    };
+    try {
+      await register(a);
+      await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: a.endpoint, endpoint: a.endpoint });
+      assert.deepEqual(await count(), { count: 1500, missing: [], a: 1 }, 'first query: no last view, one run');
+      assert.deepEqual(await count(), { count: 1500, missing: [], a: 1 }, 'same view: the early run answers');
+
+      // A new holder registers and records its placement: the last view does not know it.
+      const leaseB = await register(b);
+      await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: b.endpoint, endpoint: b.endpoint });
+      assert.deepEqual(
+        await count(),
+        { count: 3000, missing: [], a: 2 },
+        'the early run (1,500 rows) was discarded and run again',
+      );
+      assert.deepEqual(await count(), { count: 3000, missing: [], a: 1 });
+
+      // The holder is lost (its registration gone; its process still answers the early run).
+      await leaseB.revoke();
+      await assert.rejects(
+        count(),
+        (err: StrataError) => err.kind === 'unavailable' && err.message.includes(b.endpoint),
+        'the current view misses a holder: 503, not the early run’s complete-looking answer',
+      );
+      assert.deepEqual(await count(true), { count: 1500, missing: [b.endpoint], a: 1 }, 'a partial answer names it');
+
+      // A segment of A is handed to B: the current view reads it only at B (which does not hold it
+      // in this test, so the count shows whose view answered).
+      await register(b);
+      assert.equal((await count()).count, 3000);
+      const [segment] = await a.storage.listSegments(ACCOUNT);
+      assert.ok(segment);
+      await coordinator.recordHandoff({
+        accountId: ACCOUNT,
+        segmentId: segment.segmentId,
+        fromWorkerId: a.endpoint,
+        toWorkerId: b.endpoint,
+      });
+      assert.equal((await count()).count, 3000 - Number(segment.rowCount), 'A no longer reads the handed-off segment');
+      await coordinator.removeHandoff(ACCOUNT, segment.segmentId);
+      assert.equal((await count()).count, 3000);
+    } finally {
+      await service.close();
+      await coordinator.close();
+      await stopWorker(a);
+      await stopWorker(b);
     }
   });
 

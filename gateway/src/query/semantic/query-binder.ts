@@ -580,12 +580,17 @@ export class QueryBinder {
     const time = window && scan.columns.find((c) => c.origin === this.options.timeColumn);
     if (!window || !time) return scan;
     const t = identOf(time);
+    // The scan may apply the window exactly, as a where clause on the time column (decision 0027:
+    // alert evaluations get decision 0018's inside-segment reads): inclusive µs bounds.
+    const safe = (v: bigint) => v < SAFE_US && v > -SAFE_US;
+    const exact = safe(window.fromUs) && safe(window.toUs - 1n);
     return {
       kind: 'filter',
       input: scan,
       predicate: sql`(${t} >= ${ts(window.fromUs)} AND ${t} < ${ts(window.toUs)})`,
       columns: scan.columns,
       time: { fromUs: window.fromUs, toUs: window.toUs },
+      ...(exact ? { storageTime: { bounds: { fromUs: window.fromUs, toUs: window.toUs - 1n } } } : {}),
     };
   }
 

@@ -1,0 +1,32 @@
+// The fixed cost of a query through the service: one small query (a count over few rows) sent
+// --runs times over HTTP to an in-process one-worker cluster, median and quartiles. Meant to run
+// under a profiler (`node --cpu-prof bench/query/fixed-cost.mjs`), where the per-query steps of the
+// gateway and the worker show apart from the statement. --etcd coordinates through a real etcd.
+//
+//   npx tsc -b tsconfig.build.json && node bench/query/fixed-cost.mjs [--rows 100000] [--runs 2000] [--etcd]
+import { rmSync } from 'node:fs';
+import { DATA, loadRows, numberArg, QUERIES, startCluster } from './bench-cluster.mjs';
+
+const ROWS = numberArg('rows', 100_000);
+const RUNS = numberArg('runs', 2000);
+const QUERY = numberArg('query', QUERIES.length - 1); // count, 7 days
+
+let cluster;
+try {
+  cluster = await startCluster('fixed', 1, { etcd: process.argv.includes('--etcd') });
+  await loadRows(cluster.workers[0].storage, ROWS, 0, 1);
+  const { kql } = QUERIES[QUERY];
+  for (let i = 0; i < 50; i++) await cluster.query(kql);
+  const samples = [];
+  for (let i = 0; i < RUNS; i++) {
+    const s = performance.now();
+    await cluster.query(kql);
+    samples.push(performance.now() - s);
+  }
+  samples.sort((a, b) => a - b);
+  const q = (f) => samples[Math.floor(f * (samples.length - 1))].toFixed(2);
+  console.log(`${kql}: ${RUNS} runs, median ${q(0.5)} ms (quartiles ${q(0.25)}–${q(0.75)})`);
+} finally {
+  await cluster?.stop();
+  rmSync(DATA, { recursive: true, force: true });
+}
