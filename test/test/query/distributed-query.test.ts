@@ -479,6 +479,7 @@ describe('distributed queries over worker storage and gRPC', function () {
         columns: [{ id: 'c0', type: WireType.WIRE_TYPE_BIGINT }],
         viewRevision: 0,
         segmentOwners: [],
+        termHints: [],
       };
       const controller = new AbortController();
       const consume = (async () => {

@@ -35,6 +35,7 @@ import { bindMvApply } from './mv-apply.js';
 import { expressionName, NameAllocator } from './naming.js';
 import { bindParseKv } from './parse-kv.js';
 import { MAX_PHASES, NeedsAnswer, type PhaseAnswer } from './phases.js';
+import { filterTermHints } from './filter-term-hints.js';
 import { bindEvaluate } from './plugins.js';
 import { parameterLiteral } from './query-parameters.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
@@ -761,6 +762,7 @@ export class QueryBinder {
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);
         const storageTime = time ? this.storageTime(op.predicate, columns) : undefined;
+        const terms = filterTermHints(op.predicate, this.exprBinder(columns));
         return {
           kind: 'filter',
           input,
@@ -768,6 +770,7 @@ export class QueryBinder {
           columns,
           ...(time ? { time } : {}),
           ...(storageTime ? { storageTime } : {}),
+          ...(terms.length > 0 ? { terms } : {}),
         };
       }
       case 'project':
