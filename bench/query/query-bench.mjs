@@ -17,6 +17,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { openClickHouse, openDuckNative, parquetFiles, rssOf } from '../peers/peers.mjs';
 import {
+  ACCOUNT,
   agent,
   COLUMNS,
   DATA,
@@ -35,6 +36,24 @@ const RUNS = numberArg('runs', 5);
 const ONLY_ONE = process.argv.includes('--only-one');
 const PEERS = !process.argv.includes('--no-peers');
 
+/** What the term index of decision 0026 costs in the catalog, against the segments it describes. */
+async function termIndexSize(storage) {
+  const scan = await storage.openScan(ACCOUNT, SCHEMA);
+  try {
+    const [row] = (
+      await scan.connection.runAndReadAll(
+        `SELECT (SELECT count(*) FROM strata_segments)::INTEGER AS segments, count(*)::INTEGER AS filters,
+                sum(octet_length(bits))::BIGINT AS bytes, sum(key_count)::BIGINT AS keys,
+                (SELECT sum(byte_size) FROM strata_segments)::BIGINT AS segment_bytes FROM strata_term_index`,
+      )
+    ).getRowObjectsJS();
+    const mb = (b) => (Number(b) / 1e6).toFixed(2);
+    return `term index: ${row.filters} filters over ${row.segments} segments, ${Number(row.keys).toLocaleString('en')} keys, ${mb(row.bytes)} MB (segments ${mb(row.segment_bytes)} MB)`;
+  } finally {
+    await scan.release();
+  }
+}
+
 const fmt = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
 const secs = (t) => ((performance.now() - t) / 1000).toFixed(1);
 console.log(
@@ -50,6 +69,7 @@ try {
   one = await startCluster('one', 1);
   const n1 = await loadRows(one.workers[0].storage, ROWS, 0, 1);
   console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${secs(t)} s`);
+  console.log(await termIndexSize(one.workers[0].storage));
   if (!ONLY_ONE) {
     t = performance.now();
     two = await startCluster('two', 2);

@@ -60,7 +60,9 @@ const textArb = fc
 /** Needles: words, pieces of texts, odd strings (punctuation only, empty, non-ASCII). */
 const needleArb = fc.oneof(
   fc.constantFrom(...WORDS, 'db-3', 'time', 'out', '-', '', ' ', 'K', 'k', 's', 'S', 'x2 ok', '.id', 'a-b', 'caf'),
-  fc.tuple(textArb, fc.nat(), fc.nat()).map(([t, i, j]) => t.slice(Math.min(i, j) % (t.length + 1), Math.max(i, j) % (t.length + 1))),
+  fc
+    .tuple(textArb, fc.nat(), fc.nat())
+    .map(([t, i, j]) => t.slice(Math.min(i, j) % (t.length + 1), Math.max(i, j) % (t.length + 1))),
 );
 
 describe('term index of segments', function () {
@@ -99,7 +101,9 @@ describe('term index of segments', function () {
     const scan = await e.openScan(ACCOUNT, 'T', range, view);
     if (!scan) return 0;
     try {
-      const rows = (await scan.connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${scan.relation} WHERE ${where}`)).getRowObjectsJS();
+      const rows = (
+        await scan.connection.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM ${scan.relation} WHERE ${where}`)
+      ).getRowObjectsJS();
       return (rows[0] as { n: number }).n;
     } finally {
       await scan.release();
@@ -131,9 +135,9 @@ describe('term index of segments', function () {
 
   const caseArb = fc.oneof(
     fc.tuple(fc.constantFrom('has' as const, 'has_cs' as const), needleArb).map(([k, n]) => caseOf(k, [n])),
-    fc.tuple(fc.constantFrom('has_any' as const, 'has_all' as const), fc.array(needleArb, { minLength: 1, maxLength: 3 })).map(([k, ns]) =>
-      caseOf(k, ns),
-    ),
+    fc
+      .tuple(fc.constantFrom('has_any' as const, 'has_all' as const), fc.array(needleArb, { minLength: 1, maxLength: 3 }))
+      .map(([k, ns]) => caseOf(k, ns)),
   );
 
   async function assertNeverMisses(e: StorageEngine, label: string, view?: Parameters<StorageEngine['openScan']>[3]) {
@@ -183,7 +187,13 @@ describe('term index of segments', function () {
     const owned = new Set<string>();
     for (const s of await giver.listSegments(ACCOUNT)) {
       const c = await giver.segmentForCopy(ACCOUNT, s.segmentId);
-      assert.ok(await taker.adoptSegment({ ...c.segment, sha256: c.sha256 }, '00000000-0000-4000-8000-00000000000a', createReadStream(c.file)));
+      assert.ok(
+        await taker.adoptSegment(
+          { ...c.segment, sha256: c.sha256 },
+          '00000000-0000-4000-8000-00000000000a',
+          createReadStream(c.file),
+        ),
+      );
       owned.add(s.segmentId);
     }
     const view = { owned, elsewhere: new Set<string>(), revision: 1 };
@@ -194,7 +204,11 @@ describe('term index of segments', function () {
 
   it('reads only the segments that may hold the term, and every segment without a filter', async () => {
     const e = await engine();
-    await load(e, [['upstream timeout calling db-3'], ['slow response'], ['GET /api/users 200'], ['\u212Aelvin \u017Ftatus']], ['hot row']);
+    await load(
+      e,
+      [['upstream timeout calling db-3'], ['slow response'], ['GET /api/users 200'], ['\u212Aelvin \u017Ftatus']],
+      ['hot row'],
+    );
     const hinted = async (column: string, keys: string[]) => {
       const scan = await e.openScan(ACCOUNT, 'T', { terms: [{ column, anyOf: [keys] }] });
       assert.ok(scan);

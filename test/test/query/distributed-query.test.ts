@@ -389,13 +389,16 @@ describe('distributed queries over worker storage and gRPC', function () {
     // Four sealed segments whose hosts differ, so the term hints leave segments out.
     const HOSTS = ['alpha-1', 'Beta-2', 'gamma-3', 'delta-4'];
     const batches = HOSTS.map((host, b) =>
-      Array.from({ length: 200 }, (_, i): Row => ({
-        ts: BASE + (b * 200 + i) * 60_000,
-        host: i % 10 === 0 ? `${host} timeout` : host,
-        level: i % 4 === 0 ? 'Error' : 'Info',
-        latencyMs: i,
-        ratio: 1,
-      })),
+      Array.from(
+        { length: 200 },
+        (_, i): Row => ({
+          ts: BASE + (b * 200 + i) * 60_000,
+          host: i % 10 === 0 ? `${host} timeout` : host,
+          level: i % 4 === 0 ? 'Error' : 'Info',
+          latencyMs: i,
+          ratio: 1,
+        }),
+      ),
     );
     const all = batches.flat();
     const requests: ExecuteFragmentRequest[] = [];

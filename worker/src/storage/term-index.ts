@@ -12,8 +12,15 @@
  * or with too many distinct terms) is simply scanned: nothing is migrated.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { blobValue } from '@duckdb/node-api';
-import { type ColumnSchema, quoteIdentifier, quoteLiteral, type TermHint } from '@strata/common';
+import { blobValue, DuckDBTypeId } from '@duckdb/node-api';
+import {
+  appendChunkColumn,
+  type ColumnSchema,
+  quoteIdentifier,
+  quoteLiteral,
+  type TermHint,
+  type WireValue,
+} from '@strata/common';
 import type { SegmentInfo } from './catalog.js';
 import { TERM_FILTER_VERSION, TermFilter } from './term-filter.js';
 
@@ -35,15 +42,60 @@ export const MAX_KEYS_PER_COLUMN = 2_000_000;
 /** One segment's filters by column name, ready to be listed with it. */
 export type SegmentTermIndex = Map<string, TermFilter & { keyCount: number }>;
 
+const KELVIN = 0x212a;
+const LONG_S = 0x17f;
+
 /**
- * The term keys of one column of a Parquet file, in SQL. RE2 cuts the terms with the very class
- * the query's term regex uses for its boundaries; lower() folds ASCII letters and the Kelvin sign
- * (checked by the tests against RE2's (?i)), the long s is folded by hand. Keys that are not
- * lower-case ASCII letters and digits are left out: no hint ever asks for one.
+ * Adds the keys a text can match to `keys`: every maximal run of ASCII letters and digits, the Kelvin sign and
+ * the long s (the only non-ASCII characters RE2's (?i) matches with an ASCII letter), folded to
+ * lower case. A term RE2's class cuts (`[\p{L}\p{N}]+`) whose fold is a key is such a run: its
+ * neighbours are not letters or digits, so not in the run's set. Runs that are only part of an
+ * RE2 term (next to a non-ASCII letter) give extra keys: false positives, never a miss. Nothing
+ * here depends on Unicode tables, which differ between Node's and RE2's versions. (A char-code
+ * loop: 2–4x faster than matchAll or split here.)
  */
-function keysSql(file: string, column: string): string {
-  const terms = `SELECT unnest(regexp_extract_all(${quoteIdentifier(column)}, '[\\p{L}\\p{N}]+')) AS t FROM read_parquet(${quoteLiteral(file)})`;
-  return `SELECT DISTINCT k FROM (SELECT replace(lower(t), '\u017f', 's') AS k FROM (${terms})) WHERE regexp_full_match(k, '[a-z0-9]+') LIMIT ${MAX_KEYS_PER_COLUMN + 1}`;
+export function addTextKeys(text: string, keys: Set<string>): void {
+  let start = -1;
+  let fold = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0;
+    const plain = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
+    const folded = (c >= 65 && c <= 90) || c === KELVIN || c === LONG_S;
+    if (plain || folded) {
+      if (start < 0) {
+        start = i;
+        fold = false;
+      }
+      if (folded) fold = true;
+    } else if (start >= 0) {
+      const run = text.slice(start, i);
+      keys.add(fold ? run.toLowerCase().replaceAll('\u017f', 's') : run);
+      start = -1;
+    }
+  }
+}
+
+/**
+ * The term keys of one column of a Parquet file, or undefined past MAX_KEYS_PER_COLUMN. Each
+ * distinct value once (low-cardinality columns cost almost nothing), streamed in chunks; cut in
+ * JS, which measured ~4x faster than DuckDB's regexp_extract_all on log messages.
+ */
+async function columnKeys(conn: DuckDBConnection, file: string, column: string): Promise<Set<string> | undefined> {
+  const c = quoteIdentifier(column);
+  const result = await conn.stream(`SELECT DISTINCT ${c} FROM read_parquet(${quoteLiteral(file)}) WHERE ${c} IS NOT NULL`);
+  const keys = new Set<string>();
+  const values: WireValue[] = [];
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) return keys;
+    values.length = 0;
+    appendChunkColumn(chunk, 0, DuckDBTypeId.VARCHAR, values);
+    for (const v of values) {
+      if (typeof v !== 'string') continue;
+      addTextKeys(v, keys);
+    }
+    if (keys.size > MAX_KEYS_PER_COLUMN) return undefined;
+  }
 }
 
 /** Builds the filters of a segment file written with `columns` (its String columns only). */
@@ -55,11 +107,10 @@ export async function buildTermIndex(
   const index: SegmentTermIndex = new Map();
   for (const c of columns) {
     if (c.type !== 'String') continue;
-    const reader = await conn.runAndReadAll(keysSql(file, c.name));
-    const keys = (reader.getColumnsJS()[0] ?? []) as string[];
-    if (keys.length > MAX_KEYS_PER_COLUMN) continue;
-    const filter = await TermFilter.of(keys, keys.length);
-    index.set(c.name, Object.assign(filter, { keyCount: keys.length }));
+    const keys = await columnKeys(conn, file, c.name);
+    if (!keys) continue;
+    const filter = await TermFilter.of(keys, keys.size);
+    index.set(c.name, Object.assign(filter, { keyCount: keys.size }));
   }
   return index;
 }
