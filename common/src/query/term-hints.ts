@@ -46,7 +46,7 @@ export const MAX_TERM_KEY_LENGTH = 256;
  * differ), so they get no hint and are simply scanned.
  */
 export function termKeys(needle: string): string[] | undefined {
-  if (needle === '' || !/^[\x00-\x7f]*$/.test(needle)) return undefined;
+  if (needle === '' || !/^\p{ASCII}*$/u.test(needle)) return undefined;
   const runs = needle.match(/[A-Za-z0-9]+/g);
   if (!runs) return undefined;
   const keys = [...new Set(runs.map((r) => r.toLowerCase()))];

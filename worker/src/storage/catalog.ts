@@ -323,9 +323,10 @@ export async function deleteTable(conn: DuckDBConnection, tableId: number): Prom
   await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
     tableId,
   ]);
-  await conn.run('DELETE FROM strata_term_index WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
-    tableId,
-  ]);
+  await conn.run(
+    'DELETE FROM strata_term_index WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)',
+    [tableId],
+  );
   await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);
