@@ -6,9 +6,10 @@
  *
  * The contract between both sides is the key of a term: the lower-case ASCII letters and digits
  * of one maximal run of letters and digits. The worker's index holds, per segment and string
- * column, the keys of every term of its texts (term runs cut by RE2's `[\p{L}\p{N}]+`, folded to
- * lower case, the Kelvin sign to `k` and the long s to `s`: the only non-ASCII characters RE2's
- * `(?i)` matches with an ASCII letter).
+ * column, the keys of every maximal run of ASCII letters, digits, U+212A KELVIN SIGN and U+017F
+ * LONG S in its texts, folded to lower case (the Kelvin sign to `k`, the long s to `s`: the only
+ * non-ASCII characters RE2's `(?i)` matches with an ASCII letter): a superset of the keys of the
+ * whole terms that match (worker/src/storage/term-index.ts).
  */
 
 /**
