@@ -372,6 +372,22 @@ export const QUERIES = [
       `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])timeout(?:[^\\p{L}\\p{N}]|$)')`,
     ch: (rel) => `SELECT count() FROM ${rel} WHERE hasTokenCaseInsensitive(message, 'timeout')`,
   },
+  // Needle-in-haystack searches (decision 0026: the term index leaves out segments without the
+  // term). "2179ms" is in one row of the first 1 M (one segment at every size); "deadlock" in none.
+  {
+    name: 'string filter (has "2179ms", one segment), 7 days',
+    kql: `${SCHEMA} | where message has "2179ms" | count`,
+    sql: (rel) =>
+      `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])2179ms(?:[^\\p{L}\\p{N}]|$)')`,
+    ch: (rel) => `SELECT count() FROM ${rel} WHERE hasTokenCaseInsensitive(message, '2179ms')`,
+  },
+  {
+    name: 'string filter (has "deadlock", no row), 7 days',
+    kql: `${SCHEMA} | where message has "deadlock" | count`,
+    sql: (rel) =>
+      `SELECT count(*) FROM ${rel} WHERE regexp_matches("message", '(?i)(?:^|[^\\p{L}\\p{N}])deadlock(?:[^\\p{L}\\p{N}]|$)')`,
+    ch: (rel) => `SELECT count() FROM ${rel} WHERE hasTokenCaseInsensitive(message, 'deadlock')`,
+  },
   {
     name: 'string filter (contains "db-3") + take 100',
     kql: `${SCHEMA} | where message contains "db-3" | take 100`,

@@ -7,7 +7,8 @@
 // served the deployed way: etcd, master, each worker and the gateway in their own processes
 // (`strata start`). Everything is timed interleaved (one run of each variant in turn), medians.
 //
-//   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers] [--etcd]
+//   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers]
+//     [--etcd] [--repeat 3] [--match "string filter"]
 //
 // --etcd runs the in-process clusters on a real etcd process, as deployed (every query reads its
 // account view from etcd), instead of the embedded coordinator.
@@ -18,8 +19,9 @@
 import { cpSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { openClickHouse, openDuckNative, parquetFiles, rssOf } from '../peers/peers.mjs';
+import { openClickHouse, openDuckNative, rssOf } from '../peers/peers.mjs';
 import {
+  ACCOUNT,
   agent,
   COLUMNS,
   DATA,
@@ -38,6 +40,52 @@ const RUNS = numberArg('runs', 5);
 const ONLY_ONE = process.argv.includes('--only-one');
 const PEERS = !process.argv.includes('--no-peers');
 const ETCD = { etcd: process.argv.includes('--etcd') };
+const REPEAT = numberArg('repeat', 1);
+// --match TEXT: only the queries whose name contains TEXT.
+const MATCH = process.argv.includes('--match') ? process.argv[process.argv.indexOf('--match') + 1] : undefined;
+
+/**
+ * Copies exactly the segment files the worker lists, unchanged from before the copy to after it
+ * (the directory may also hold a compaction's new file before its swap, or replaced files waiting
+ * for the reclaimer: a copy of the whole directory once loaded 17.6 M rows into the peers for 10 M).
+ */
+async function copyListedSegments(storage, segmentsDir, to) {
+  const ids = (segments) =>
+    segments
+      .map((s) => s.segmentId)
+      .sort()
+      .join(',');
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const listed = await storage.listSegments(ACCOUNT);
+    rmSync(to, { recursive: true, force: true });
+    try {
+      for (const s of listed) cpSync(path.join(segmentsDir, s.fileName), path.join(to, s.fileName));
+    } catch {
+      continue; // a file replaced meanwhile: list again
+    }
+    if (ids(await storage.listSegments(ACCOUNT)) === ids(listed)) return listed.map((s) => path.join(to, s.fileName)).sort();
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  throw new Error('the worker kept changing its segments while they were copied for the peers');
+}
+
+/** What the term index of decision 0026 costs in the catalog, against the segments it describes. */
+async function termIndexSize(storage) {
+  const scan = await storage.openScan(ACCOUNT, SCHEMA);
+  try {
+    const [row] = (
+      await scan.connection.runAndReadAll(
+        `SELECT (SELECT count(*) FROM strata_segments)::INTEGER AS segments, count(*)::INTEGER AS filters,
+                sum(octet_length(bits))::BIGINT AS bytes, sum(key_count)::BIGINT AS keys,
+                (SELECT sum(byte_size) FROM strata_segments)::BIGINT AS segment_bytes FROM strata_term_index`,
+      )
+    ).getRowObjectsJS();
+    const mb = (b) => (Number(b) / 1e6).toFixed(2);
+    return `term index: ${row.filters} filters over ${row.segments} segments, ${Number(row.keys).toLocaleString('en')} keys, ${mb(row.bytes)} MB (segments ${mb(row.segment_bytes)} MB)`;
+  } finally {
+    await scan.release();
+  }
+}
 
 const fmt = (ms) => `${ms.toFixed(1).padStart(7)} ms`;
 const secs = (t) => ((performance.now() - t) / 1000).toFixed(1);
@@ -54,6 +102,7 @@ try {
   one = await startCluster('one', 1, ETCD);
   const n1 = await loadRows(one.workers[0].storage, ROWS, 0, 1);
   console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${secs(t)} s`);
+  console.log(await termIndexSize(one.workers[0].storage));
   if (!ONLY_ONE) {
     t = performance.now();
     two = await startCluster('two', 2, ETCD);
@@ -94,8 +143,11 @@ try {
   // the cluster's compaction may replace them while the peers load (a slow load of 10 M rows into
   // ClickHouse once found a listed file gone).
   const peerFiles = path.join(DATA, 'peer-files');
-  cpSync(path.join(one.workerDirs[0], 'accounts'), peerFiles, { recursive: true });
-  const files = parquetFiles(peerFiles);
+  const files = await copyListedSegments(
+    one.workers[0].storage,
+    path.join(one.workerDirs[0], 'accounts', ACCOUNT, 'segments'),
+    peerFiles,
+  );
   if (PEERS) {
     t = performance.now();
     native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());
@@ -110,64 +162,69 @@ try {
   }
   console.log('');
 
-  const results = [];
-  for (const q of QUERIES) {
-    const each = two
-      ? await directEach(
-          two.workers.map((w) => w.storage),
-          q.sql,
-        )
-      : undefined;
-    try {
-      const fns = [() => one.query(q.kql)];
-      if (PEERS)
-        fns.push(
-          () => native.run(q.sql('t')),
-          () => ch.run(q.ch('t')),
-        );
-      if (two)
-        fns.push(
-          each.run,
-          () => two.query(q.kql),
-          () => procs.query(q.kql),
-        );
-      const [d, h1, ...rest] = await directAnd(one.workers[0].storage, q.sql, fns, RUNS);
-      const [nat, c] = PEERS ? rest.splice(0, 2) : [];
-      const [d2, h2, hp] = rest;
-      results.push({ q, d, h1, nat, c, d2, h2, hp });
-    } finally {
-      await each?.release();
+  // --repeat N: the timed query set N times over the same loaded rows (three runs at 10 M rows
+  // without loading three times), each round printed.
+  for (let round = 1; round <= REPEAT; round++) {
+    if (REPEAT > 1) console.log(`round ${round} of ${REPEAT}`);
+    const results = [];
+    for (const q of QUERIES.filter((x) => MATCH === undefined || x.name.includes(MATCH))) {
+      const each = two
+        ? await directEach(
+            two.workers.map((w) => w.storage),
+            q.sql,
+          )
+        : undefined;
+      try {
+        const fns = [() => one.query(q.kql)];
+        if (PEERS)
+          fns.push(
+            () => native.run(q.sql('t')),
+            () => ch.run(q.ch('t')),
+          );
+        if (two)
+          fns.push(
+            each.run,
+            () => two.query(q.kql),
+            () => procs.query(q.kql),
+          );
+        const [d, h1, ...rest] = await directAnd(one.workers[0].storage, q.sql, fns, RUNS);
+        const [nat, c] = PEERS ? rest.splice(0, 2) : [];
+        const [d2, h2, hp] = rest;
+        results.push({ q, d, h1, nat, c, d2, h2, hp });
+      } finally {
+        await each?.release();
+      }
     }
-  }
-  const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
-  const h = (s, w) => s.padStart(w);
-  // The target of issue 18: at most the larger of 1.0× ClickHouse and ClickHouse + 5 ms (one
-  // worker); two workers at most 1.3× that.
-  const target = (c) => Math.max(c, c + 5);
-  const met = (x, c, f = 1) => (x <= target(c) * f ? 'yes' : 'no').padStart(4);
-  const head = [
-    'query'.padEnd(44),
-    h('DuckDB SQL', 10),
-    ...(PEERS ? [h('DuckDB nat', 10), h('ClickHouse', 10)] : []),
-    h('1 worker', 10),
-    h('/SQL', 5),
-    ...(PEERS ? [h('/CH', 6), h('met', 4)] : []),
-    ...(two ? [h('SQL on 2', 10), h('2 workers', 10), h('/SQL', 5), h('2 procs', 10), h('/SQL', 5)] : []),
-    ...(two && PEERS ? [h('2w/CH', 6), h('met', 4)] : []),
-  ];
-  console.log(head.join(' '));
-  for (const { q, d, h1, nat, c, d2, h2, hp } of results) {
-    const cols = [
-      q.name.padEnd(44),
-      fmt(d),
-      ...(PEERS ? [fmt(nat), fmt(c)] : []),
-      fmt(h1),
-      ratio(h1, d),
-      ...(PEERS ? [ratio(h1, c).padStart(6), met(h1, c)] : []),
-      ...(two ? [fmt(d2), fmt(h2), ratio(h2, d), fmt(hp), ratio(hp, d)] : []),
-      ...(two && PEERS ? [ratio(h2, c).padStart(6), met(h2, c, 1.3)] : []),
+    const ratio = (a, b) => (a / b).toFixed(2).padStart(5);
+    const h = (s, w) => s.padStart(w);
+    // The target of issue 18: at most the larger of 1.0× ClickHouse and ClickHouse + 5 ms (one
+    // worker); two workers at most 1.3× that.
+    const target = (c) => Math.max(c, c + 5);
+    const met = (x, c, f = 1) => (x <= target(c) * f ? 'yes' : 'no').padStart(4);
+    const head = [
+      'query'.padEnd(44),
+      h('DuckDB SQL', 10),
+      ...(PEERS ? [h('DuckDB nat', 10), h('ClickHouse', 10)] : []),
+      h('1 worker', 10),
+      h('/SQL', 5),
+      ...(PEERS ? [h('/CH', 6), h('met', 4)] : []),
+      ...(two ? [h('SQL on 2', 10), h('2 workers', 10), h('/SQL', 5), h('2 procs', 10), h('/SQL', 5)] : []),
+      ...(two && PEERS ? [h('2w/CH', 6), h('met', 4)] : []),
     ];
-    console.log(cols.join(' '));
+    console.log(head.join(' '));
+    for (const { q, d, h1, nat, c, d2, h2, hp } of results) {
+      const cols = [
+        q.name.padEnd(44),
+        fmt(d),
+        ...(PEERS ? [fmt(nat), fmt(c)] : []),
+        fmt(h1),
+        ratio(h1, d),
+        ...(PEERS ? [ratio(h1, c).padStart(6), met(h1, c)] : []),
+        ...(two ? [fmt(d2), fmt(h2), ratio(h2, d), fmt(hp), ratio(hp, d)] : []),
+        ...(two && PEERS ? [ratio(h2, c).padStart(6), met(h2, c, 1.3)] : []),
+      ];
+      console.log(cols.join(' '));
+    }
   }
   console.log(
     [

@@ -39,6 +39,7 @@ export * from './query/kusto-udfs.js';
 export * from './query/param-literals.js';
 export * from './query/query-budget.js';
 export * from './query/rfc-datetime.js';
+export * from './query/term-hints.js';
 export * from './query/timespan-text.js';
 export * from './query/value-types.js';
 export * from './role.js';

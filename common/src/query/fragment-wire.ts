@@ -11,6 +11,7 @@ import { type ExecuteFragmentRequest, WireType as ProtoWireType, ValueType } fro
 import { StrataError } from '../errors.js';
 import type { WireType } from './column-batch.js';
 import type { BranchTopN, FragmentStatement, ParamValue } from './fragment-exec.js';
+import { checkedTermHints, type TermHint } from './term-hints.js';
 import type { QueryValueType } from './value-types.js';
 
 const PROTO_WIRE: Record<WireType, ProtoWireType> = {
@@ -98,6 +99,8 @@ export interface FragmentTarget {
    */
   fromUs?: number;
   toUs?: number;
+  /** Constant `has` terms the statement's filter requires, for the scan's term index (decision 0026). */
+  terms?: TermHint[];
 }
 
 export function encodeFragmentRequest(target: FragmentTarget, statement: FragmentStatement): ExecuteFragmentRequest {
@@ -115,6 +118,7 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     ...(statement.maxRows !== undefined ? { maxRows: Number(statement.maxRows) } : {}),
     viewRevision: target.view?.revision ?? 0,
     segmentOwners: target.view?.owners.map((o) => ({ segmentId: o.segmentId, workerId: o.workerId })) ?? [],
+    termHints: (target.terms ?? []).map((h) => ({ column: h.column, anyOf: h.anyOf.map((keys) => ({ keys })) })),
     ...(statement.branchTopN
       ? {
           branchTopN: {
@@ -169,5 +173,8 @@ export function decodeFragmentTarget(req: ExecuteFragmentRequest): FragmentTarge
       : {}),
     ...(req.fromUs !== undefined ? { fromUs: req.fromUs } : {}),
     ...(req.toUs !== undefined ? { toUs: req.toUs } : {}),
+    ...(req.termHints.length > 0
+      ? { terms: checkedTermHints(req.termHints.map((h) => ({ column: h.column, anyOf: h.anyOf.map((a) => a.keys) }))) }
+      : {}),
   };
 }

@@ -571,6 +571,55 @@ describe('distributed queries over worker storage and gRPC', function () {
     }
   });
 
+  it('has, has_cs, has_any and has_all over term-indexed segments on one worker and three (decision 0026)', async () => {
+    // Four sealed segments whose hosts differ, so the term hints leave segments out.
+    const HOSTS = ['alpha-1', 'Beta-2', 'gamma-3', 'delta-4'];
+    const batches = HOSTS.map((host, b) =>
+      Array.from(
+        { length: 200 },
+        (_, i): Row => ({
+          ts: BASE + (b * 200 + i) * 60_000,
+          host: i % 10 === 0 ? `${host} timeout` : host,
+          level: i % 4 === 0 ? 'Error' : 'Info',
+          latencyMs: i,
+          ratio: 1,
+        }),
+      ),
+    );
+    const all = batches.flat();
+    const requests: ExecuteFragmentRequest[] = [];
+    const single = [await startWorker(batches, true, undefined, (req) => requests.push(req))];
+    const three = [
+      await startWorker([batches[0] as Row[], batches[1] as Row[]], true),
+      await startWorker([batches[2] as Row[]], true),
+      await startWorker([batches[3] as Row[]]),
+    ];
+    try {
+      const cases: [string, (r: Row) => boolean][] = [
+        ['host has "beta"', (r) => /(^|[^a-z0-9])beta([^a-z0-9]|$)/i.test(r.host)],
+        ['host has_cs "Beta"', (r) => r.host.includes('Beta')],
+        ['host has_cs "beta"', () => false],
+        ['host has "BETA-2"', (r) => r.host.startsWith('Beta-2')],
+        ['host has "timeout" and level == "Error"', (r) => r.host.endsWith('timeout') && r.level === 'Error'],
+        ['host has_any ("gamma", "delta-4")', (r) => r.host.startsWith('gamma') || r.host.startsWith('delta')],
+        ['host has_all ("alpha", "1")', (r) => r.host.startsWith('alpha')],
+        ['host has "zzz"', () => false],
+        ['host has "zzz" or level == "Error"', (r) => r.level === 'Error'],
+        ['not(host has "alpha")', (r) => !r.host.startsWith('alpha')],
+      ];
+      for (const [condition, keep] of cases)
+        for (const workers of [single, three]) {
+          const r = await query(workers, `app.logs | where ${condition} | count`);
+          assert.deepEqual(r.results, [{ Count: all.filter(keep).length }], `${condition} on ${workers.length}`);
+        }
+      requests.length = 0;
+      await query(single, 'app.logs | where host has "beta" | count');
+      assert.deepEqual(requests[0]?.termHints, [{ column: 'host', anyOf: [{ keys: ['beta'] }] }], 'the hint travels');
+    } finally {
+      for (const w of [...single, ...three]) await stopWorker(w);
+    }
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();
@@ -665,6 +714,7 @@ describe('distributed queries over worker storage and gRPC', function () {
         columns: [{ id: 'c0', type: WireType.WIRE_TYPE_BIGINT }],
         viewRevision: 0,
         segmentOwners: [],
+        termHints: [],
       };
       const controller = new AbortController();
       const consume = (async () => {

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, type ColumnTypeName, quoteLiteral } from '@strata/common';
 import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
+import { deleteTermIndex, TERM_INDEX_DDL } from './term-index.js';
 
 /**
  * The per-worker catalog lives in the same DuckDB file as the hot buffer, so that a seal (hot rows
@@ -20,6 +21,8 @@ import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
  *   (scan.ts, docs/decisions/0016-drain-and-replication.md). 'replica' ones are copies of
  *   another worker's segment (replication factor > 1), read only when a query names this worker.
  * - strata_replicas: where copies of this worker's own segments are (segment, worker id).
+ * - strata_term_index: per segment and String column, a filter of the terms it holds
+ *   (term-index.ts, docs/decisions/0026-has-term-index.md).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -51,6 +54,7 @@ export const CATALOG_DDL = [
      segment_id VARCHAR NOT NULL,
      worker_id VARCHAR NOT NULL,
      PRIMARY KEY (segment_id, worker_id))`,
+  TERM_INDEX_DDL,
 ];
 
 /**
@@ -319,6 +323,10 @@ export async function deleteTable(conn: DuckDBConnection, tableId: number): Prom
   await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
     tableId,
   ]);
+  await conn.run(
+    'DELETE FROM strata_term_index WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)',
+    [tableId],
+  );
   await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);
@@ -326,6 +334,7 @@ export async function deleteTable(conn: DuckDBConnection, tableId: number): Prom
 
 export async function deleteSegments(conn: DuckDBConnection, segmentIds: readonly string[]): Promise<void> {
   await deleteHandoffs(conn, segmentIds);
+  await deleteTermIndex(conn, segmentIds);
   await conn.run(`DELETE FROM strata_segments WHERE segment_id IN (${segmentIds.map(quoteLiteral).join(', ')})`);
 }
 

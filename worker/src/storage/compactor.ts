@@ -17,6 +17,7 @@ import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
 import type { StorageContext } from './storage-context.js';
+import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /**
  * SQL reading `segments` as rows with exactly `columns` (names and current types): files written
@@ -107,6 +108,7 @@ export async function rewriteSegments(
     published = true;
     const byteSize = (await stat(finalPath)).size;
     ctx.guard.noteWritten(byteSize);
+    const terms = await buildTermIndex(conn, finalPath, columns);
     const rewritten: SegmentInfo = {
       segmentId,
       tableId: table.tableId,
@@ -134,6 +136,7 @@ export async function rewriteSegments(
           throw new StrataError('precondition_failed', 'Some segments to rewrite are being moved to another worker.');
         await deleteSegments(conn, ids);
         await insertSegment(conn, rewritten);
+        await insertTermIndex(conn, segmentId, terms);
         await ctx.catalogChanges.commit(conn);
       } catch (err) {
         await conn.run('ROLLBACK').catch(() => undefined);

@@ -20,6 +20,7 @@ import type { KeyedMutex } from './keyed-mutex.js';
 import { applyColumnChanges, planEvolution } from './schema-evolution.js';
 import { segmentFileName } from './sealer.js';
 import type { StorageContext } from './storage-context.js';
+import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /** Runs `body` inside BEGIN … (the body commits), rolling back when it throws. */
 async function inTransaction<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
@@ -273,6 +274,7 @@ export async function adoptSegment(
       await mkdir(path.dirname(finalPath), { recursive: true });
       await publishFile(tmpPath, finalPath);
       published = true;
+      const terms = await buildTermIndex(conn, finalPath, desc.columns);
       const release = current ? await ctx.tableLocks.lock(tableId) : () => undefined;
       try {
         await conn.run('BEGIN TRANSACTION');
@@ -299,6 +301,7 @@ export async function adoptSegment(
             createdAtMs: desc.createdAtMs,
           };
           await insertSegment(conn, segment);
+          await insertTermIndex(conn, desc.segmentId, terms);
           await insertHandoff(conn, desc.segmentId, as, sourceWorkerId);
           await ctx.catalogChanges.commit(conn);
         } catch (err) {

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { ColumnSchema, ColumnTypeName } from '@strata/common';
+import type { ColumnSchema, ColumnTypeName, TermHint } from '@strata/common';
 import { quoteIdentifier, StrataError } from '@strata/common';
 import {
   beginCatalogSnapshot,
@@ -12,6 +12,7 @@ import {
 } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
 import type { StorageContext } from './storage-context.js';
+import { segmentsWithTerms } from './term-index.js';
 
 /**
  * Time range of a scan: milliseconds since the epoch, from inclusive, to exclusive; and optionally
@@ -24,6 +25,11 @@ export interface ScanRange {
   toMs?: number;
   fromUs?: number;
   toUs?: number;
+  /**
+   * Constant `has` terms a fragment's filter requires: segments whose term index proves no row
+   * holds them may be left out (the statement checks the terms itself; decision 0026).
+   */
+  terms?: TermHint[];
 }
 
 export interface ScanRelation {
@@ -236,7 +242,8 @@ export async function openSnapshot(
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
       const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
       const readHere = table.segments.filter((s) => readsSegment(s, view));
-      const { inside, edge } = splitByRange(segmentsOverlapping(readHere, range), range);
+      const overlapping = segmentsOverlapping(readHere, range);
+      const { inside, edge } = splitByRange(await segmentsWithTerms(connection, overlapping, request.terms ?? []), range);
       for (const select of segmentsSelectSql(ctx.paths.segments, edge, table.columns)) parts.push(`${select}${where}`);
       for (const select of segmentsSelectSql(ctx.paths.segments, inside, table.columns)) parts.push(select);
       relations.push({

@@ -6,6 +6,7 @@ import { quoteIdentifier, quoteLiteral } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableColumns, type TableInfo } from './catalog.js';
 import { publishFile } from './durable-file.js';
 import type { StorageContext } from './storage-context.js';
+import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /** Parquet options of every segment: ZSTD, row groups with min/max statistics (DuckDB writes them). */
 export const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880';
@@ -69,6 +70,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
         createdAtMs: Date.now(),
       };
       await insertSegment(conn, segment);
+      await insertTermIndex(conn, segmentId, await buildTermIndex(conn, finalPath, columns));
       await ctx.catalogChanges.commit(conn);
       return segment;
     } catch (err) {

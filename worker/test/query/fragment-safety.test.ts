@@ -134,6 +134,7 @@ describe('hostile query fragments sent to a worker directly', function () {
       columns: columns.map((type, i) => ({ id: `c${i}`, type })),
       viewRevision: 0,
       segmentOwners: [],
+      termHints: [],
       maxRows: 10,
     };
   }

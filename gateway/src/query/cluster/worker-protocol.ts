@@ -37,6 +37,7 @@ export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, v
       schema: fragment.table,
       ...scanRangeMs(fragment.timeRange),
       ...storageTimeUs(fragment),
+      ...(fragment.terms ? { terms: fragment.terms } : {}),
       ...(view ? { view } : {}),
     },
     {

@@ -9,7 +9,7 @@
  * The whole query ends in a limit of maxRows + 1, so a plain filter query ships at most that many
  * rows from each worker and the caller can tell when rows were cut.
  */
-import type { BranchTopN, QueryValueType, WireType } from '@strata/common';
+import type { BranchTopN, QueryValueType, TermHint, WireType } from '@strata/common';
 /** The relation name a fragment reads; each worker binds it to its rows of the table. */
 import { FRAGMENT_SOURCE } from '@strata/common';
 import type { PhaseAnswer } from '../semantic/phases.js';
@@ -40,6 +40,11 @@ export interface FragmentSpec {
   sourceColumns: { name: string; type: QueryValueType }[];
   /** Output columns in order, with their wire (DuckDB) types. */
   columns: { id: string; type: WireType }[];
+  /**
+   * Constant `has` conjuncts of the fragment's filters over scan columns: a worker may skip
+   * segments whose term index proves no row holds them (the statement keeps the conditions).
+   */
+  terms?: TermHint[];
   /** At most this many rows are useful from each worker (the statement already limits). */
   limit?: bigint;
   /**
@@ -132,6 +137,15 @@ function collectTime(rel: Rel, acc: TimeBounds): void {
 }
 
 /**
+ * The term hints of every filter in a fragment. Each filter of a fragment is row-wise over the
+ * scan's rows, below any limit or aggregate of it: a row that leaves the fragment passed them all.
+ */
+function collectTerms(rel: Rel, acc: TermHint[]): void {
+  if (rel.kind === 'filter' && rel.terms) acc.push(...rel.terms);
+  if ('input' in rel) collectTerms(rel.input, acc);
+}
+
+/**
  * A fragment's rel without the where conjuncts the storage applies exactly (StorageTime), and
  * their bounds intersected into `acc`. Every filter of a fragment is row-wise over the scan's
  * rows below any limit or aggregate of it, so applying its time conjuncts to the scan instead
@@ -218,6 +232,8 @@ function makeFragment(
   const read = gen.scanColumns()[0]?.columns ?? [];
   const timeRange: TimeBounds = {};
   collectTime(rel, timeRange);
+  const terms: TermHint[] = [];
+  collectTerms(rel, terms);
   const index = state.fragments.length;
   const scan = scanOf(rel);
   const stripped = written !== rel;
@@ -239,6 +255,7 @@ function makeFragment(
     table: scan.table,
     timeRange,
     ...(stripped ? { storageTime } : {}),
+    ...(terms.length > 0 ? { terms } : {}),
     sql: rendered.text,
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
@@ -343,6 +360,7 @@ function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec,
     table: fragment.table,
     timeRange: fragment.timeRange,
     ...(fragment.storageTime ? { storageTime: fragment.storageTime } : {}),
+    ...(fragment.terms ? { terms: fragment.terms } : {}),
     sql: rendered.text,
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),

@@ -29,6 +29,7 @@ import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { filterTermHints } from './filter-term-hints.js';
 import { bindMakeSeries } from './make-series.js';
 import { expandMultiColumn } from './multi-column.js';
 import { bindMvApply } from './mv-apply.js';
@@ -766,6 +767,7 @@ export class QueryBinder {
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);
         const storageTime = time ? this.storageTime(op.predicate, columns) : undefined;
+        const terms = filterTermHints(op.predicate, this.exprBinder(columns));
         return {
           kind: 'filter',
           input,
@@ -773,6 +775,7 @@ export class QueryBinder {
           columns,
           ...(time ? { time } : {}),
           ...(storageTime ? { storageTime } : {}),
+          ...(terms.length > 0 ? { terms } : {}),
         };
       }
       case 'project':

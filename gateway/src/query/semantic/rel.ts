@@ -5,6 +5,7 @@
  * column names never appear in statements, and two columns whose names differ only by case (legal
  * in KQL, not in DuckDB) cannot collide.
  */
+import type { TermHint } from '@strata/common';
 import { Ident, type Sql } from '../sql/sql.js';
 
 /**
@@ -71,7 +72,16 @@ export type Rel =
   | { kind: 'values'; columns: Column[]; rows: Sql[][] }
   | { kind: 'select'; columns: Column[]; outputs: Output[] } // print: one row, no input
   | { kind: 'range'; column: Column; from: Sql; to: Sql; step: Sql }
-  | { kind: 'filter'; input: Rel; predicate: Sql; time?: TimeBounds; storageTime?: StorageTime; columns: Column[] }
+  | {
+      kind: 'filter';
+      input: Rel;
+      predicate: Sql;
+      time?: TimeBounds;
+      storageTime?: StorageTime;
+      /** Constant `has` conjuncts over scan columns, for the workers' term indexes (term-hints.ts). */
+      terms?: TermHint[];
+      columns: Column[];
+    }
   | { kind: 'project'; input: Rel; outputs: Output[]; columns: Column[] }
   | { kind: 'partial-aggregate'; input: Rel; keys: Output[]; aggregates: AggregatePart[]; columns: Column[] }
   | { kind: 'final-aggregate'; input: Rel; keys: Column[]; aggregates: AggregatePart[]; columns: Column[] }

@@ -27,7 +27,7 @@ export function affixRegex(needle: string, kind: 'prefix' | 'suffix', caseSensit
  * (numbers and bools as their text). A term read from a column is refused, as for `has` (a regex
  * per row).
  */
-function terms(items: Bound[], op: string): string[] {
+export function terms(items: Bound[], op: string): string[] {
   const out: string[] = [];
   for (const b of items) {
     const v = b.value;

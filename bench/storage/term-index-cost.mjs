@@ -1,0 +1,64 @@
+// What the term index of decision 0026 costs a seal: bench/query's rows (1 M by default) are
+// loaded and sealed into one worker, then for each segment file, interleaved, the index build
+// alone (buildTermIndex: the term keys of every String column, the Bloom filters) and the
+// segment write it adds to (a COPY of the same rows to a new Parquet file, as sealing does), and
+// the filters' size against the file's.
+//
+//   npm run build && node bench/storage/term-index-cost.mjs [--rows 1000000] [--runs 3]
+//
+// Data goes to .bench-data/ and is removed at the end.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { PARQUET_OPTIONS } from '../../worker/dist/src/storage/sealer.js';
+import { buildTermIndex } from '../../worker/dist/src/storage/term-index.js';
+import { ACCOUNT, agent, DATA, loadRows, SCHEMA, startCluster } from '../query/bench-cluster.mjs';
+
+const { values: args } = parseArgs({
+  options: { rows: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '3' } },
+});
+const ROWS = Number(args.rows);
+const RUNS = Number(args.runs);
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const one = await startCluster('term-cost', 1);
+try {
+  const storage = one.workers[0].storage;
+  await loadRows(storage, ROWS, 0, 1);
+  const segments = await storage.listSegments(ACCOUNT);
+  const dir = path.join(one.workerDirs[0], 'accounts', ACCOUNT, 'segments');
+  const scan = await storage.openScan(ACCOUNT, SCHEMA);
+  try {
+    const conn = scan.connection;
+    for (const s of segments) {
+      const file = path.join(dir, s.fileName);
+      const build = [];
+      const copy = [];
+      let index;
+      for (let i = 0; i < RUNS; i++) {
+        let t = performance.now();
+        index = await buildTermIndex(conn, file, s.columns);
+        build.push(performance.now() - t);
+        t = performance.now();
+        await conn.run(
+          `COPY (SELECT * FROM read_parquet('${file}') ORDER BY "timestamp") TO '${file}.copy' (${PARQUET_OPTIONS})`,
+        );
+        copy.push(performance.now() - t);
+        rmSync(`${file}.copy`, { force: true });
+      }
+      const bytes = [...index.values()].reduce((n, f) => n + f.bits.length, 0);
+      const keys = [...index.values()].reduce((n, f) => n + f.keyCount, 0);
+      console.log(
+        `segment of ${s.rowCount.toLocaleString('en')} rows (${(s.byteSize / 1e6).toFixed(1)} MB): index build ${median(build).toFixed(0)} ms, segment write ${median(copy).toFixed(0)} ms (build/write ${(median(build) / median(copy)).toFixed(2)}); ${index.size} filters, ${keys.toLocaleString('en')} keys, ${(bytes / 1024).toFixed(1)} KB (${((100 * bytes) / s.byteSize).toFixed(3)} % of the file)`,
+      );
+      for (const [column, f] of index)
+        console.log(`  ${column}: ${f.keyCount.toLocaleString('en')} keys, ${(f.bits.length / 1024).toFixed(1)} KB`);
+    }
+  } finally {
+    await scan.release();
+  }
+} finally {
+  agent.destroy();
+  await one.stop();
+  rmSync(DATA, { recursive: true, force: true });
+}

@@ -1,0 +1,72 @@
+/**
+ * A Bloom filter of term keys (term-hints.ts in common), the stored form of one segment column's
+ * term index (term-index.ts). `mayHold` is false only for a key that was never added: no false
+ * negatives, false positives at about 1 % with the sizes below.
+ *
+ * The layout is part of the stored data (the catalog's strata_term_index rows), so it is fixed
+ * and versioned: bit i of the filter is bit (i % 8) of byte (i / 8); the k positions of a key are
+ * (h1 + j·h2) mod m for j = 0…k-1 (double hashing), with h1 = xxh32(key, seed 0) and
+ * h2 = xxh32(key, seed 1) | 1, keys hashed as UTF-8. Another layout needs another VERSION, and
+ * rows of an unknown version are not used (the segment is scanned).
+ *
+ * Why not the npm `bloom-filters` package: it serialises to JSON objects and hashes with a pure
+ * JS 64-bit xxhash (UINT64 objects per call); a stored filter here is one BLOB read on every
+ * query, so a plain bit array over xxhash-wasm's 32-bit hash is what is wanted.
+ */
+import xxhash from 'xxhash-wasm';
+
+export const TERM_FILTER_VERSION = 1;
+
+/** Bits per key and hash functions: ~1 % false positives (k = bits · ln 2 ≈ 7). */
+const BITS_PER_KEY = 10;
+const HASHES = 7;
+
+type Hasher = Awaited<ReturnType<typeof xxhash>>;
+let hasherPromise: Promise<Hasher> | undefined;
+
+/** The WASM hasher, instantiated once per process. */
+export function termHasher(): Promise<Hasher> {
+  hasherPromise ??= xxhash();
+  return hasherPromise;
+}
+
+export class TermFilter {
+  private constructor(
+    readonly bits: Uint8Array,
+    readonly hashes: number,
+    private readonly hasher: Hasher,
+  ) {}
+
+  /** A filter sized for `keys` distinct keys, holding them. */
+  static async of(keys: Iterable<string>, count: number): Promise<TermFilter> {
+    const bytes = Math.max(8, Math.ceil((Math.max(1, count) * BITS_PER_KEY) / 8));
+    const filter = new TermFilter(new Uint8Array(bytes), HASHES, await termHasher());
+    for (const k of keys) filter.add(k);
+    return filter;
+  }
+
+  /** A stored filter (its bits are used as they are). */
+  static async stored(bits: Uint8Array, hashes: number): Promise<TermFilter> {
+    if (bits.length === 0 || !Number.isInteger(hashes) || hashes < 1 || hashes > 32)
+      throw new Error('a stored term filter is malformed');
+    return new TermFilter(bits, hashes, await termHasher());
+  }
+
+  private positions(key: string): number[] {
+    const m = this.bits.length * 8;
+    const h1 = this.hasher.h32(key, 0);
+    const h2 = (this.hasher.h32(key, 1) | 1) >>> 0;
+    const out: number[] = [];
+    for (let j = 0; j < this.hashes; j++) out.push((h1 + j * h2) % m);
+    return out;
+  }
+
+  add(key: string): void {
+    for (const p of this.positions(key)) this.bits[p >>> 3]! |= 1 << (p & 7);
+  }
+
+  /** False only if `key` was never added. */
+  mayHold(key: string): boolean {
+    return this.positions(key).every((p) => (this.bits[p >>> 3]! & (1 << (p & 7))) !== 0);
+  }
+}
