@@ -158,7 +158,12 @@ await parquetVariant('parquet uncompressed rg122880', 'COMPRESSION uncompressed,
   for (let k = 0; k < SEGMENTS; k++) await run(`CREATE TABLE sealed.seg_${k} AS ${segRows(k)}`);
   await run('CHECKPOINT sealed');
   const ms = performance.now() - t;
-  variants.push({ name: 'native tables in one database', writeMs: ms, bytes: sizeOf([file]), source: (ks) => `sealed.seg_${ks[0]}` });
+  variants.push({
+    name: 'native tables in one database',
+    writeMs: ms,
+    bytes: sizeOf([file]),
+    source: (ks) => `sealed.seg_${ks[0]}`,
+  });
 }
 
 // ---------------------------------------------------------------- relations, as scan.ts shapes them
@@ -194,7 +199,8 @@ const QUERIES = [
   },
   {
     name: 'count by 1h bin and level, 7 days',
-    sql: (r) => `SELECT time_bucket(INTERVAL 1 HOUR, "timestamp", TIMESTAMP '1970-01-01') AS t, level, count(*) FROM ${r.union} GROUP BY ALL`,
+    sql: (r) =>
+      `SELECT time_bucket(INTERVAL 1 HOUR, "timestamp", TIMESTAMP '1970-01-01') AS t, level, count(*) FROM ${r.union} GROUP BY ALL`,
   },
   {
     // As fragment-exec.ts runs a top-N fragment: per branch, then the first 10 of their union.
@@ -202,8 +208,14 @@ const QUERIES = [
     sql: (r) =>
       `SELECT * FROM (${r.parts.map((p) => `(SELECT * FROM ${p} ORDER BY "latencyMs" DESC NULLS LAST LIMIT 10)`).join(' UNION ALL ')}) ORDER BY "latencyMs" DESC NULLS LAST LIMIT 10`,
   },
-  { name: 'has "timeout", 7 days', sql: (r) => `SELECT count(*) FROM ${r.union} WHERE contains(lower("message"), 'timeout') AND ${HAS}` },
-  { name: 'contains "db-3" + take 100', sql: (r) => `SELECT * FROM ${r.union} WHERE contains(lower("message"), 'db-3') LIMIT 100` },
+  {
+    name: 'has "timeout", 7 days',
+    sql: (r) => `SELECT count(*) FROM ${r.union} WHERE contains(lower("message"), 'timeout') AND ${HAS}`,
+  },
+  {
+    name: 'contains "db-3" + take 100',
+    sql: (r) => `SELECT * FROM ${r.union} WHERE contains(lower("message"), 'db-3') LIMIT 100`,
+  },
   { name: 'count, 7 days', sql: (r) => `SELECT count(*) FROM ${r.union}` },
 ];
 

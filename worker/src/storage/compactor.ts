@@ -89,12 +89,7 @@ export async function rewriteSegments(
     const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
     const kept = keepWhere === '' ? '' : ` WHERE ${keepWhere}`;
     await mkdir(path.dirname(finalPath), { recursive: true });
-    const written = await writeSegmentFile(
-      conn,
-      `SELECT * FROM (${union})${kept} ORDER BY "timestamp"`,
-      tmpPath,
-      WRITTEN_FORMAT,
-    );
+    const written = await writeSegmentFile(conn, `SELECT * FROM (${union})${kept} ORDER BY "timestamp"`, tmpPath, WRITTEN_FORMAT);
     const expected = kept
       ? Number(
           ((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n,

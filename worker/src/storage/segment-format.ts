@@ -48,7 +48,10 @@ export function formatOfFile(file: string): SegmentFormat {
  * own directories; quoted wherever it is used.
  */
 function attachedName(file: string): string {
-  return `seg_${path.basename(file).replace(/\.duckdb(\.tmp)?$/, '').replaceAll('-', '')}${file.endsWith('.tmp') ? '_tmp' : ''}`;
+  return `seg_${path
+    .basename(file)
+    .replace(/\.duckdb(\.tmp)?$/, '')
+    .replaceAll('-', '')}${file.endsWith('.tmp') ? '_tmp' : ''}`;
 }
 
 /**
@@ -120,15 +123,21 @@ export async function writeSegmentFile(
 export async function countFileRows(conn: DuckDBConnection, file: string, format: SegmentFormat): Promise<number> {
   if (format === 'parquet')
     return Number(
-      ((await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(file)})`)).getRowObjectsJS()[0] as { n: bigint })
-        .n,
+      (
+        (await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(file)})`)).getRowObjectsJS()[0] as {
+          n: bigint;
+        }
+      ).n,
     );
   const name = quoteIdentifier(`${attachedName(file)}_c`);
   await conn.run(`ATTACH ${quoteLiteral(file)} AS ${name} (READ_ONLY)`);
   try {
     return Number(
-      ((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${name}.${quoteIdentifier(ROWS_TABLE)}`)).getRowObjectsJS()[0] as { n: bigint })
-        .n,
+      (
+        (await conn.runAndReadAll(`SELECT count(*) AS n FROM ${name}.${quoteIdentifier(ROWS_TABLE)}`)).getRowObjectsJS()[0] as {
+          n: bigint;
+        }
+      ).n,
     );
   } catch (err) {
     throw new StrataError('internal', `Segment file ${path.basename(file)} is not a readable segment: ${(err as Error).message}`);
