@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, type DataType, isReservedFieldName, quoteLiteral, StrataError } from '@strata/common';
+import { type ColumnSchema, type DataType, isReservedFieldName, StrataError } from '@strata/common';
 import {
   countListedSegments,
   deleteHandoffs,
