@@ -91,7 +91,7 @@ try {
   // ClickHouse once found a listed file gone).
   const peerFiles = path.join(DATA, 'peer-files');
   cpSync(path.join(one.workerDirs[0], 'accounts'), peerFiles, { recursive: true });
-  const files = parquetFiles(peerFiles);
+  const files = await parquetFiles(peerFiles);
   if (PEERS) {
     t = performance.now();
     native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());
