@@ -23,7 +23,12 @@ const guard = new FreeSpaceGuard({ path: '/', minimumFreeBytes: 0, statFreeBytes
 await guard.check();
 const dir = path.join(DATA, 'seal-memory');
 const mb = () => (process.memoryUsage().rss / 1e6).toFixed(0);
-const engine = await StorageEngine.open({ dataPath: dir, log, guard, tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000 } });
+const engine = await StorageEngine.open({
+  dataPath: dir,
+  log,
+  guard,
+  tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000 },
+});
 try {
   await loadRows(engine, ROWS, 0, 1);
   const segments = await engine.listSegments(ACCOUNT);

@@ -106,7 +106,7 @@ describe('bare count from catalog row counts', function () {
     let compared = 0;
     for (const [i, fromUs] of bounds.entries())
       for (const [k, toUs] of bounds.entries()) {
-        if ((i + k) % 2 !== 0 && k !== bounds.length - 1) continue;
+        if ((i + k) % 3 !== 0 && k !== bounds.length - 1) continue;
         if (fromUs !== undefined && toUs !== undefined && toUs < fromUs - 1) continue;
         const range = { ...(fromUs !== undefined ? { fromUs } : {}), ...(toUs !== undefined ? { toUs } : {}) };
         const c = await counts(engine, range);
@@ -131,8 +131,8 @@ describe('bare count from catalog row counts', function () {
       );
       assert.equal(c.catalog, plain, `${when}: ${JSON.stringify(range)}`);
     }
-    assert.ok(compared > 100, `${when}: ${compared} ranges`);
-    assert.ok(fromCatalog > 20, `${when}: the catalog answered for ${fromCatalog} ranges`);
+    assert.ok(compared > 60, `${when}: ${compared} ranges`);
+    assert.ok(fromCatalog > 10, `${when}: the catalog answered for ${fromCatalog} ranges`);
   }
 
   it('equals the scanned count at every edge: at first, after a purge, after a compaction, with new hot rows', async () => {
