@@ -8,6 +8,7 @@ import {
   ACCOUNT,
   entries,
   fakeGuard,
+  filesReclaimed,
   input,
   openEngine,
   part,
@@ -41,6 +42,7 @@ describe('worker compaction', function () {
       listed.map((s) => s.segmentId),
       [merged.segmentId],
     );
+    await filesReclaimed(t.engine);
     for (const s of segments) assert.ok(!existsSync(t.engine.segmentPath(s)), 'old file deleted');
     const [stats] = await scanRows(
       t.engine,

@@ -10,7 +10,16 @@ import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { StorageEngine } from '../src/storage/storage-engine.js';
-import { ACCOUNT, input, openEngine, part, scanRows, storageTestContext, tempDir } from './helpers/storage-fixtures.js';
+import {
+  ACCOUNT,
+  filesReclaimed,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+  tempDir,
+} from './helpers/storage-fixtures.js';
 
 // dist/test → the source tree's fixture (not copied by tsc).
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/parquet-segments/data.tar.gz');
@@ -106,11 +115,8 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
     assert.equal(merged.format, 'duckdb');
     assert.equal(merged.rowCount, 192);
     assert.deepEqual(await seen(engine), { rows: 192, distinctSeq: 192, minSeq: 0, maxSeq: 191, sumV: sumV(192) });
-    for (const s of logs) {
-      const deadline = Date.now() + 10_000;
-      while (existsSync(engine.segmentPath(s)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      assert.ok(!existsSync(engine.segmentPath(s)), 'a replaced file is deleted');
-    }
+    await filesReclaimed(engine);
+    for (const s of logs) assert.ok(!existsSync(engine.segmentPath(s)), 'a replaced file is deleted');
 
     // A purge of app.metrics (one Parquet segment): its rewrite is a DuckDB file.
     const evenSeq = {

@@ -150,3 +150,15 @@ export function readsSegmentFile(engine: StorageEngine, sql: string, s: SegmentI
   const file = engine.segmentPath(s);
   return sql.includes(s.format === 'parquet' ? file : segmentSources([file], s.format)[0]!);
 }
+
+/**
+ * Waits (bounded) until the engine has deleted every segment file it retired: deletion runs in the
+ * background once no scan can read a file, and a DuckDB segment file is detached first.
+ */
+export async function filesReclaimed(engine: StorageEngine, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (engine.pendingFileDeletions > 0) {
+    if (Date.now() > deadline) throw new Error(`${engine.pendingFileDeletions} retired segment files not deleted`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
