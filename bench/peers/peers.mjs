@@ -21,17 +21,35 @@ export function loadChdb() {
   return createRequire(path.join(HERE, 'package.json'))('chdb');
 }
 
-/** Every Parquet file under `dir` (a worker's sealed segments), sorted. */
-export function parquetFiles(dir) {
+/**
+ * A worker's sealed segments under `dir` as Parquet files, sorted, for the peers to load: Parquet
+ * segments as they are, DuckDB segment files (decision 0025: one table, `rows`) exported beside
+ * themselves first (`<file>.parquet`). `dir` must be a copy: the export writes into it.
+ */
+export async function parquetFiles(dir) {
   const out = [];
+  const duck = [];
   const walk = (d) => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
       else if (e.name.endsWith('.parquet')) out.push(p);
+      else if (e.name.endsWith('.duckdb') && path.basename(path.dirname(path.dirname(p))) === 'segments') duck.push(p);
     }
   };
   walk(dir);
+  if (duck.length > 0) {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    for (const [i, f] of duck.entries()) {
+      await connection.run(`ATTACH '${f.replaceAll("'", "''")}' AS s${i} (READ_ONLY)`);
+      await connection.run(`COPY s${i}."rows" TO '${`${f}.parquet`.replaceAll("'", "''")}' (FORMAT parquet)`);
+      await connection.run(`DETACH s${i}`);
+      out.push(`${f}.parquet`);
+    }
+    connection.closeSync();
+    instance.closeSync();
+  }
   return out.sort();
 }
 

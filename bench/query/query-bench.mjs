@@ -19,7 +19,7 @@
 import { cpSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { openClickHouse, openDuckNative, rssOf } from '../peers/peers.mjs';
+import { openClickHouse, openDuckNative, parquetFiles, rssOf } from '../peers/peers.mjs';
 import {
   ACCOUNT,
   agent,
@@ -143,11 +143,14 @@ try {
   // the cluster's compaction may replace them while the peers load (a slow load of 10 M rows into
   // ClickHouse once found a listed file gone).
   const peerFiles = path.join(DATA, 'peer-files');
-  const files = await copyListedSegments(
+  // Exactly the listed segment files, under peer-files/segments/<table>/; DuckDB segment files
+  // are exported to Parquet for the peers' loaders (parquetFiles).
+  await copyListedSegments(
     one.workers[0].storage,
     path.join(one.workerDirs[0], 'accounts', ACCOUNT, 'segments'),
-    peerFiles,
+    path.join(peerFiles, 'segments'),
   );
+  const files = await parquetFiles(peerFiles);
   if (PEERS) {
     t = performance.now();
     native = await openDuckNative(path.join(DATA, 'peer-duckdb'), files, availableParallelism());

@@ -29,6 +29,7 @@ export * from './inflow/stamped-columns.js';
 export * from './logging.js';
 export * from './metrics.js';
 export * from './permissions.js';
+export * from './query/bare-count.js';
 export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
 export * from './query/duckdb-confinement.js';

@@ -8,6 +8,7 @@ import {
   ACCOUNT,
   entries,
   fakeGuard,
+  filesReclaimed,
   input,
   openEngine,
   part,
@@ -41,6 +42,7 @@ describe('worker compaction', function () {
       listed.map((s) => s.segmentId),
       [merged.segmentId],
     );
+    await filesReclaimed(t.engine);
     for (const s of segments) assert.ok(!existsSync(t.engine.segmentPath(s)), 'old file deleted');
     const [stats] = await scanRows(
       t.engine,
@@ -51,10 +53,10 @@ describe('worker compaction', function () {
     const db = await DuckDBInstance.create(':memory:');
     const c = await db.connect();
     const file = t.engine.segmentPath(merged);
+    assert.equal(merged.format, 'duckdb');
+    await c.run(`ATTACH '${file}' AS m (READ_ONLY)`);
     const sorted = (
-      await c.runAndReadAll(
-        `SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM read_parquet('${file}'))`,
-      )
+      await c.runAndReadAll(`SELECT bool_and(s = seq) AS ok FROM (SELECT seq, row_number() OVER () - 1 AS s FROM m."rows")`)
     ).getRowObjectsJson();
     assert.deepEqual(sorted, [{ ok: true }]);
     c.closeSync();
@@ -171,10 +173,12 @@ describe('worker compaction', function () {
     const dir = path.dirname(t.engine.segmentPath(segments[0]!));
     await t.engine.close();
     // Crash before the swap: the merged file exists but is not listed.
-    const unlisted = path.join(dir, '22222222-2222-4222-8222-222222222222.parquet');
+    const unlisted = path.join(dir, '22222222-2222-4222-8222-222222222222.duckdb');
     writeFileSync(unlisted, 'merged file of a job that never committed');
+    writeFileSync(`${unlisted}.tmp.wal`, 'its write-ahead log');
     t.engine = await openEngine(t.dir);
     assert.ok(!existsSync(unlisted));
+    assert.ok(!existsSync(`${unlisted}.tmp.wal`));
     assert.equal((await t.engine.listSegments(ACCOUNT)).length, 3);
     // Crash after the swap committed but before the old files were deleted: put one back.
     await t.engine.compact({ accountId: ACCOUNT, schema: 'K', segmentIds: segments.map((s) => s.segmentId) });

@@ -13,7 +13,16 @@ import { WorkerStorageServiceService } from '@strata/proto/storage/v1/worker_sto
 import { RetentionRules } from '../src/storage/retention-rules.js';
 import { workerStorageService } from '../src/storage/worker-storage-service.js';
 import { StoragePolicyPoller } from '../src/storage-policy-poller.js';
-import { ACCOUNT, entries, input, openEngine, part, scanRows, storageTestContext } from './helpers/storage-fixtures.js';
+import {
+  ACCOUNT,
+  entries,
+  filesReclaimed,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+} from './helpers/storage-fixtures.js';
 
 const DAY = 86_400_000;
 const OTHER = '00000000-0000-0000-0000-0000000000b2';
@@ -64,6 +73,7 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
     const after = await engine.listSegments(ACCOUNT);
     assert.equal(after.filter((s) => s.schema === 'L').length, 1);
     // Files are deleted once no scan may read them (none is open).
+    await filesReclaimed(engine);
     for (const f of files.slice(0, 2)) assert.equal(existsSync(f), false, `${f} still on disk`);
     assert.deepEqual(seqs(await scanRows(engine, 'L')), expectedKept);
 
@@ -110,6 +120,7 @@ describe('data lifecycle in worker storage: retention and schema drops', functio
       engine.listSchemas(ACCOUNT).some((s) => s.schema === 'D'),
       false,
     );
+    await filesReclaimed(engine);
     for (const f of files) assert.equal(existsSync(f), false);
     assert.equal((await scanRows(engine, 'E')).length, 2);
     assert.equal((await scanRows(engine, 'D', undefined, {}, OTHER)).length, 4);

@@ -6,6 +6,7 @@ import {
 } from '@strata/proto/worker/v1/transfer';
 import type { PlacementRecorder } from '../ingest/placement-recorder.js';
 import type { SegmentDescriptor } from '../storage/handoff.js';
+import { isSegmentFormat } from '../storage/segment-format.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 
 /** Bytes per streamed chunk of a segment file (well under gRPC's 4 MiB message limit). */
@@ -23,6 +24,7 @@ export function descriptorToProto(d: SegmentDescriptor): ProtoSegmentDescriptor 
     columnsJson: JSON.stringify(d.columns),
     createdAtMs: d.createdAtMs,
     sha256: d.sha256,
+    format: d.format,
   };
 }
 
@@ -37,6 +39,9 @@ function descriptorFromProto(p: ProtoSegmentDescriptor | undefined): SegmentDesc
   }
   if (!Array.isArray(columns) || !columns.every((c) => typeof c?.name === 'string' && typeof c?.type === 'string'))
     throw new StrataError('invalid', 'The segment columns must be [{ name, type }].');
+  // A sender older than decision 0025 sends no format: it wrote Parquet only.
+  const format = p.format === '' ? 'parquet' : p.format;
+  if (!isSegmentFormat(format)) throw new StrataError('invalid', `Unknown segment format ${JSON.stringify(p.format)}.`);
   return {
     segmentId: p.segmentId,
     accountId: p.accountId,
@@ -48,6 +53,7 @@ function descriptorFromProto(p: ProtoSegmentDescriptor | undefined): SegmentDesc
     columns,
     createdAtMs: p.createdAtMs,
     sha256: p.sha256,
+    format,
   };
 }
 

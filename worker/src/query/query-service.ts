@@ -21,6 +21,7 @@ import {
   FragmentChecker,
   type FragmentView,
   implementService,
+  isBareCount,
   type Logger,
   MAX_QUERY_SECONDS,
   type QueryValueType,
@@ -33,6 +34,7 @@ import {
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { StorageEngine } from '../storage/storage-engine.js';
+import { countWithCatalog } from './catalog-count.js';
 import { ExecutorLimiter } from './executor-limits.js';
 
 /** Storage column types as the query language sees them. */
@@ -118,15 +120,10 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
         await checker?.check(scan.connection, statement.sql);
         // Per account instance, set only when it changed (DuckDB's threads bound the row groups read at once).
         await scan.applyThreads(limiter.threads());
-        yield* runFragment(
-          scan.connection,
-          scan.relation,
-          scan.columns.map((c) => c.name),
-          statement,
-          signal,
-          batchRows,
-          scan.branches,
-        );
+        const available = scan.columns.map((c) => c.name);
+        // A bare count reads the catalog's row counts of the segments it would read whole.
+        if (isBareCount(statement)) yield* countWithCatalog(scan.connection, scan.counted, available, statement, signal);
+        else yield* runFragment(scan.connection, scan.relation, available, statement, signal, batchRows, scan.branches);
       } finally {
         scanClosed = scan.release();
       }

@@ -43,6 +43,7 @@ import { type PurgeProgress, purgeStep } from './purge.js';
 import type { RetentionRules } from './retention-rules.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot, type SegmentView } from './scan.js';
 import { sealTable } from './sealer.js';
+import { attachSegmentFiles, detachSegmentFile } from './segment-format.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
 import type { StorageContext } from './storage-context.js';
 import type { AccountPaths } from './storage-layout.js';
@@ -168,8 +169,16 @@ export class AccountStore {
         instance,
         tables,
         tableLocks: new KeyedMutex<number>(),
-        reclaimer: new SegmentReclaimer((file, err) =>
-          o.log.warn({ file, ...errorFields(err) }, 'could not delete a replaced segment file'),
+        reclaimer: new SegmentReclaimer(
+          (file, err) => o.log.warn({ file, ...errorFields(err) }, 'could not delete a replaced segment file'),
+          async (file) => {
+            const conn = await instance.connect();
+            try {
+              await detachSegmentFile(conn, file);
+            } finally {
+              conn.closeSync();
+            }
+          },
         ),
         catalogChanges: new CatalogChanges(),
         guard: o.guard,
@@ -221,6 +230,8 @@ export class AccountStore {
         }
       }
     }
+    // Every listed 'duckdb' segment is attached before any scan can list it (segment-format.ts).
+    await attachSegmentFiles(this.writerConn, [...listed]);
     this.ctx.log.debug(
       { accountId: this.accountId, tables: this.ctx.tables.all().length, segments: listed.size, orphanFilesRemoved: removed },
       'account storage opened',

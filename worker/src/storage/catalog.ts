@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, type ColumnTypeName, quoteLiteral } from '@strata/common';
 import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
+import { isSegmentFormat, type SegmentFormat } from './segment-format.js';
 import { deleteTermIndex, TERM_INDEX_DDL } from './term-index.js';
 
 /**
@@ -11,8 +12,9 @@ import { deleteTermIndex, TERM_INDEX_DDL } from './term-index.js';
  *
  * - strata_tables: one row per account and schema, naming its hot table.
  * - strata_columns: the current columns of each table, in table order, with their types.
- * - strata_segments: sealed Parquet files with account, schema, time range, rows and bytes, and
- *   the columns (names and types) the file was written with.
+ * - strata_segments: sealed segment files with account, schema, time range, rows and bytes, the
+ *   columns (names and types) the file was written with, and its format (segment-format.ts;
+ *   added by decision 0025: rows listed before it are 'parquet').
  * - strata_idempotency: idempotency keys of stored requests, written in the request's own
  *   transaction, pruned by age and count (idempotency-keys.ts).
  * - strata_handoffs: segments in the middle of a handoff between workers (a drain): 'incoming'
@@ -55,6 +57,9 @@ export const CATALOG_DDL = [
      worker_id VARCHAR NOT NULL,
      PRIMARY KEY (segment_id, worker_id))`,
   TERM_INDEX_DDL,
+  // Decision 0025. Catalogs written before it get the column, their segments the format they
+  // were all written in.
+  `ALTER TABLE strata_segments ADD COLUMN IF NOT EXISTS format VARCHAR DEFAULT 'parquet'`,
 ];
 
 /**
@@ -88,6 +93,8 @@ export interface SegmentInfo {
   /** Columns the file was written with; scans convert them to the table's current types. */
   columns: ColumnSchema[];
   createdAtMs: number;
+  /** How the file stores its rows. */
+  format: SegmentFormat;
   /** Set while the segment is being handed to or from another worker, or is a replica (strata_handoffs). */
   handoff?: HandoffDirection;
   /** The other side of the handoff: the giving or receiving worker, or a replica's primary. */
@@ -182,6 +189,7 @@ interface SegmentRow {
   byte_size: bigint;
   columns: string;
   created_ms: bigint;
+  format: string | null;
   handoff: string | null;
   peer: string | null;
 }
@@ -189,7 +197,7 @@ interface SegmentRow {
 const SEGMENT_SELECT = `
   SELECT s.segment_id, s.table_id, t.account_id, t.schema_name, s.file_name,
          epoch_us(s.min_ts) AS min_us, epoch_us(s.max_ts) AS max_us, s.row_count, s.byte_size,
-         s.columns, epoch_ms(s.created_at) AS created_ms, h.direction AS handoff, h.peer_worker_id AS peer
+         s.columns, epoch_ms(s.created_at) AS created_ms, s.format, h.direction AS handoff, h.peer_worker_id AS peer
   FROM strata_segments s JOIN strata_tables t USING (table_id) LEFT JOIN strata_handoffs h USING (segment_id)`;
 
 function segmentOf(r: SegmentRow): SegmentInfo {
@@ -205,6 +213,7 @@ function segmentOf(r: SegmentRow): SegmentInfo {
     byteSize: Number(r.byte_size),
     columns: JSON.parse(r.columns) as ColumnSchema[],
     createdAtMs: Number(r.created_ms),
+    format: r.format !== null && isSegmentFormat(r.format) ? r.format : 'parquet',
     ...(r.handoff === null ? {} : { handoff: r.handoff as HandoffDirection, peerWorkerId: r.peer ?? '' }),
   };
 }
@@ -245,7 +254,8 @@ export async function selectTableColumns(conn: DuckDBConnection, tableId: number
 
 export async function insertSegment(conn: DuckDBConnection, s: SegmentInfo): Promise<void> {
   await conn.run(
-    `INSERT INTO strata_segments VALUES ($1, $2, $3, make_timestamp($4::BIGINT), make_timestamp($5::BIGINT), $6, $7, $8, make_timestamp($9::BIGINT))`,
+    `INSERT INTO strata_segments (segment_id, table_id, file_name, min_ts, max_ts, row_count, byte_size, columns, created_at, format)
+     VALUES ($1, $2, $3, make_timestamp($4::BIGINT), make_timestamp($5::BIGINT), $6, $7, $8, make_timestamp($9::BIGINT), $10)`,
     [
       s.segmentId,
       s.tableId,
@@ -256,6 +266,7 @@ export async function insertSegment(conn: DuckDBConnection, s: SegmentInfo): Pro
       BigInt(s.byteSize),
       JSON.stringify(s.columns),
       BigInt(s.createdAtMs) * 1000n,
+      s.format,
     ],
   );
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
+import { type ColumnSchema, quoteIdentifier, StrataError } from '@strata/common';
 import {
   countHandoffs,
   countListedSegments,
@@ -15,14 +15,16 @@ import {
 import { convertSql, DUCKDB_TYPE } from './column-sql.js';
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
-import { PARQUET_OPTIONS, segmentFileName } from './sealer.js';
+import { discardSegmentFile } from './segment-discard.js';
+import { attachSegmentFiles, segmentFileName, segmentSources, WRITTEN_FORMAT, writeSegmentFile } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /**
  * SQL reading `segments` as rows with exactly `columns` (names and current types): files written
- * before a column existed give NULL for it, files written before a widening are converted. Files
- * with the same column list are read by one read_parquet call.
+ * before a column existed give NULL for it, files written before a widening are converted.
+ * Parquet files with the same column list are read by one read_parquet call; each DuckDB file
+ * is a SELECT of its own (segment-format.ts), so a top-N runs per segment (fragmentSql).
  */
 export function segmentsSelectSql(
   segmentsDir: string,
@@ -31,7 +33,7 @@ export function segmentsSelectSql(
 ): string[] {
   const groups = new Map<string, SegmentInfo[]>();
   for (const s of segments) {
-    const key = JSON.stringify(s.columns);
+    const key = `${s.format}\u0000${JSON.stringify(s.columns)}`;
     const list = groups.get(key);
     if (list) list.push(s);
     else groups.set(key, [s]);
@@ -47,7 +49,7 @@ export function segmentsSelectSql(
         : `${convertSql(target, from, c.type)} AS ${target}`;
     });
     const files = group.map((s) => path.join(segmentsDir, s.fileName));
-    selects.push(`SELECT ${list.join(', ')} FROM read_parquet(${quoteLiteralList(files)})`);
+    for (const source of segmentSources(files, group[0]!.format)) selects.push(`SELECT ${list.join(', ')} FROM ${source}`);
   }
   return selects;
 }
@@ -79,7 +81,7 @@ export async function rewriteSegments(
 ): Promise<SegmentInfo> {
   const ids = segments.map((s) => s.segmentId);
   const segmentId = randomUUID();
-  const fileName = segmentFileName(table.tableId, segmentId);
+  const fileName = segmentFileName(table.tableId, segmentId, WRITTEN_FORMAT);
   const finalPath = path.join(ctx.paths.segments, fileName);
   const tmpPath = `${finalPath}.tmp`;
   let published = false;
@@ -88,39 +90,34 @@ export async function rewriteSegments(
     const union = segmentsSelectSql(ctx.paths.segments, segments, columns).join(' UNION ALL ');
     const kept = keepWhere === '' ? '' : ` WHERE ${keepWhere}`;
     await mkdir(path.dirname(finalPath), { recursive: true });
-    await conn.run(
-      `COPY (SELECT * FROM (${union})${kept} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`,
-    );
+    const written = await writeSegmentFile(conn, `SELECT * FROM (${union})${kept} ORDER BY "timestamp"`, tmpPath, WRITTEN_FORMAT);
     const expected = kept
       ? Number(
           ((await conn.runAndReadAll(`SELECT count(*) AS n FROM (${union})${kept}`)).getRowObjectsJS()[0] as { n: bigint }).n,
         )
       : segments.reduce((n, s) => n + s.rowCount, 0);
-    const written = (
-      await conn.runAndReadAll(
-        `SELECT count(*) AS n, epoch_us(min("timestamp")) AS lo, epoch_us(max("timestamp")) AS hi FROM read_parquet(${quoteLiteral(tmpPath)})`,
-      )
-    ).getRowObjectsJS()[0] as { n: bigint; lo: bigint | null; hi: bigint | null };
-    const rowCount = Number(written.n);
+    const rowCount = written.rows;
     if (rowCount !== expected)
-      throw new StrataError('internal', `A segment rewrite wrote ${written.n} rows instead of ${expected}.`);
+      throw new StrataError('internal', `A segment rewrite wrote ${rowCount} rows instead of ${expected}.`);
     await publishFile(tmpPath, finalPath);
     published = true;
+    await attachSegmentFiles(conn, [finalPath]);
     const byteSize = (await stat(finalPath)).size;
     ctx.guard.noteWritten(byteSize);
-    const terms = await buildTermIndex(conn, finalPath, columns);
+    const terms = await buildTermIndex(conn, finalPath, WRITTEN_FORMAT, columns);
     const rewritten: SegmentInfo = {
       segmentId,
       tableId: table.tableId,
       accountId: table.accountId,
       schema: table.schema,
       fileName,
-      minTsUs: written.lo === null ? null : Number(written.lo),
-      maxTsUs: written.hi === null ? null : Number(written.hi),
+      minTsUs: written.minUs,
+      maxTsUs: written.maxUs,
       rowCount,
       byteSize,
       columns,
       createdAtMs: Date.now(),
+      format: WRITTEN_FORMAT,
     };
 
     // The swap. The table lock keeps a seal of this table from committing in between (both
@@ -148,7 +145,7 @@ export async function rewriteSegments(
     ctx.reclaimer.retire(segments.map((s) => path.join(ctx.paths.segments, s.fileName)));
     return rewritten;
   } catch (err) {
-    await unlink(published ? finalPath : tmpPath).catch(() => undefined);
+    await discardSegmentFile(conn, published ? finalPath : tmpPath);
     throw err;
   }
 }

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, type DataType, isReservedFieldName, quoteLiteral, StrataError } from '@strata/common';
+import { type ColumnSchema, type DataType, isReservedFieldName, StrataError } from '@strata/common';
 import {
   countListedSegments,
   deleteHandoffs,
@@ -18,7 +18,8 @@ import {
 import { publishFile } from './durable-file.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import { applyColumnChanges, planEvolution } from './schema-evolution.js';
-import { segmentFileName } from './sealer.js';
+import { discardSegmentFile } from './segment-discard.js';
+import { attachSegmentFiles, countFileRows, type SegmentFormat, segmentFileName } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
@@ -65,6 +66,8 @@ export interface SegmentDescriptor {
   columns: ColumnSchema[];
   createdAtMs: number;
   sha256: string;
+  /** How the file stores its rows ('parquet' from a sender older than decision 0025). */
+  format: SegmentFormat;
 }
 
 const SEGMENT_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -229,7 +232,7 @@ export async function adoptSegment(
   // copy of the segment's new primary, or the incoming side of a handoff to this worker (no
   // longer a replica its old primary could drop while the handoff names this worker the owner).
   if (await claimListed(ctx, conn, desc.segmentId, as, sourceWorkerId)) return false;
-  const tmpPath = path.join(ctx.paths.tmp, `adopt-${desc.segmentId}.parquet`);
+  const tmpPath = path.join(ctx.paths.tmp, `adopt-${desc.segmentId}.${desc.format}`);
   let finalPath: string | undefined;
   let published = false;
   try {
@@ -248,11 +251,9 @@ export async function adoptSegment(
     const sha = hash.digest('hex');
     if (sha !== desc.sha256 || bytes !== desc.byteSize)
       throw new StrataError('internal', `Segment ${desc.segmentId} arrived damaged (${bytes} bytes, SHA-256 ${sha}).`);
-    const counted = (
-      await conn.runAndReadAll(`SELECT count(*) AS n FROM read_parquet(${quoteLiteral(tmpPath)})`)
-    ).getRowObjectsJS()[0] as { n: bigint };
-    if (Number(counted.n) !== desc.rowCount)
-      throw new StrataError('internal', `Segment ${desc.segmentId} holds ${counted.n} rows, not ${desc.rowCount}.`);
+    const counted = await countFileRows(conn, tmpPath, desc.format);
+    if (counted !== desc.rowCount)
+      throw new StrataError('internal', `Segment ${desc.segmentId} holds ${counted} rows, not ${desc.rowCount}.`);
     ctx.guard.noteWritten(bytes);
 
     return await gate.with('writes', async () => {
@@ -269,19 +270,20 @@ export async function adoptSegment(
         hotTable: hotTableName(tableId),
         columns: [],
       };
-      const fileName = segmentFileName(tableId, desc.segmentId);
+      const fileName = segmentFileName(tableId, desc.segmentId, desc.format);
       finalPath = path.join(ctx.paths.segments, fileName);
       await mkdir(path.dirname(finalPath), { recursive: true });
       await publishFile(tmpPath, finalPath);
       published = true;
-      const terms = await buildTermIndex(conn, finalPath, desc.columns);
+      await attachSegmentFiles(conn, [finalPath]);
+      const terms = await buildTermIndex(conn, finalPath, desc.format, desc.columns);
       const release = current ? await ctx.tableLocks.lock(tableId) : () => undefined;
       try {
         await conn.run('BEGIN TRANSACTION');
         try {
           if ((await countListedSegments(conn, [desc.segmentId])) > 0) {
             await conn.run('ROLLBACK');
-            await unlink(finalPath).catch(() => undefined);
+            await discardSegmentFile(conn, finalPath);
             published = false;
             return false;
           }
@@ -299,6 +301,7 @@ export async function adoptSegment(
             byteSize: (await stat(finalPath)).size,
             columns: desc.columns,
             createdAtMs: desc.createdAtMs,
+            format: desc.format,
           };
           await insertSegment(conn, segment);
           await insertTermIndex(conn, desc.segmentId, terms);
@@ -315,7 +318,7 @@ export async function adoptSegment(
       return true;
     });
   } catch (err) {
-    if (published && finalPath) await unlink(finalPath).catch(() => undefined);
+    if (published && finalPath) await discardSegmentFile(conn, finalPath);
     throw err;
   } finally {
     await unlink(tmpPath).catch(() => undefined);

@@ -102,7 +102,8 @@ async function migrateAccount(conn: DuckDBConnection, layout: StorageLayout, acc
     }
     await conn.run(`INSERT INTO ${NEW}.strata_tables SELECT * FROM ${OLD}.strata_tables WHERE account_id = $1`, [accountId]);
     await conn.run(`INSERT INTO ${NEW}.strata_columns SELECT * FROM ${OLD}.strata_columns WHERE ${inTables}`);
-    await conn.run(`INSERT INTO ${NEW}.strata_segments SELECT * FROM ${OLD}.strata_segments WHERE ${inTables}`);
+    // By name: the new catalog has columns the old one lacks (their defaults fill them).
+    await conn.run(`INSERT INTO ${NEW}.strata_segments BY NAME SELECT * FROM ${OLD}.strata_segments WHERE ${inTables}`);
     await conn.run(`INSERT INTO ${NEW}.strata_idempotency SELECT * FROM ${OLD}.strata_idempotency WHERE account_id = $1`, [
       accountId,
     ]);

@@ -47,6 +47,22 @@ export interface ScanRelation {
    * SELECT of `columns` in order: a top-N fragment runs over each (fragmentSql).
    */
   branches: string[];
+  /** For a count of the rows (bare-count.ts): see CountedRelation. */
+  counted: CountedRelation;
+}
+
+/**
+ * A count of a scan's rows without reading the segments it reads whole: `catalogRows` is the sum
+ * of their catalog row counts, `rest` the relation of the other parts (hot rows, edge segments),
+ * whose rows are counted. Exact: a segment's catalog row count is the number of rows its file
+ * holds (checked against the file when a seal, rewrite or copy writes it), a purge rewrites a
+ * segment into a new one with its own count, and a segment read whole has no filter to apply
+ * (splitByRange). Why: a count over 7 days through the union still visits every segment's row
+ * groups (decision 0025).
+ */
+export interface CountedRelation {
+  catalogRows: number;
+  rest: string;
 }
 
 /**
@@ -240,17 +256,22 @@ export async function openSnapshot(
       const range = withRetention(ranges[i]!, ctx.retention.cutoffUs(accountId, request.schema));
       const where = rangeWhere(range);
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
-      const parts = [`SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`];
+      const hot = `SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`;
       const readHere = table.segments.filter((s) => readsSegment(s, view));
-      const overlapping = segmentsOverlapping(readHere, range);
-      const { inside, edge } = splitByRange(await segmentsWithTerms(connection, overlapping, request.terms ?? []), range);
-      for (const select of segmentsSelectSql(ctx.paths.segments, edge, table.columns)) parts.push(`${select}${where}`);
-      for (const select of segmentsSelectSql(ctx.paths.segments, inside, table.columns)) parts.push(select);
+      // Segments the query's term hints rule out are left out (decision 0026), after time pruning.
+      const overlapping = await segmentsWithTerms(connection, segmentsOverlapping(readHere, range), request.terms ?? []);
+      const { inside, edge } = splitByRange(overlapping, range);
+      const filtered = [hot, ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`)];
+      const parts = [...filtered, ...segmentsSelectSql(ctx.paths.segments, inside, table.columns)];
       relations.push({
         schema: request.schema,
         relation: unionRelation(parts, table.columns),
         columns: table.columns.map((c) => ({ ...c })),
         branches: parts.map((p) => `(${p})`),
+        counted: {
+          catalogRows: inside.reduce((n, s) => n + s.rowCount, 0),
+          rest: unionRelation(filtered, table.columns),
+        },
       });
     }
     return { connection, relations, release };

@@ -1,39 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdentifier, quoteLiteral } from '@strata/common';
+import { quoteIdentifier, StrataError } from '@strata/common';
 import { insertSegment, type SegmentInfo, selectTableColumns, type TableInfo } from './catalog.js';
 import { publishFile } from './durable-file.js';
+import { discardSegmentFile } from './segment-discard.js';
+import { attachSegmentFiles, segmentFileName, WRITTEN_FORMAT, writeSegmentFile } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
-/** Parquet options of every segment: ZSTD, row groups with min/max statistics (DuckDB writes them). */
-export const PARQUET_OPTIONS = 'FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880';
-
-export function segmentFileName(tableId: number, segmentId: string): string {
-  return path.join(String(tableId), `${segmentId}.parquet`);
-}
-
 /**
- * Seals a table's hot rows into one Parquet segment sorted by timestamp.
+ * Seals a table's hot rows into one segment sorted by timestamp (segment-format.ts).
  *
- * Runs in one DuckDB transaction on `conn`: the rows copied to the file are exactly the rows the
- * transaction's snapshot sees, and the same transaction deletes those rows and lists the segment,
- * so a row is always either hot or in a listed segment, never both and never neither. Appends
- * committed meanwhile are not in the snapshot and stay hot. The file is made durable before the
- * commit; a crash before the commit leaves an unlisted file that start-up deletes.
+ * The catalog side runs in one DuckDB transaction on `conn`: the same transaction deletes the
+ * rows it counted and lists the segment, so a row is always either hot or in a listed segment,
+ * never both and never neither. The file is written on a connection of its own (DuckDB lets one
+ * transaction write to one database file only), from the same rows: the caller holds the write
+ * gate, so no group commit, purge or deletion changes the hot rows between the two reads, and
+ * the file's row count is checked against the transaction's before anything commits. The file is
+ * made durable (and attached) before the commit; a crash before the commit leaves an unlisted
+ * file that start-up deletes.
  *
  * Holds the table's lock (no schema change of the table may commit in between; DuckDB would fail
- * the seal's commit).
+ * the seal's commit). The caller holds the account's write gate.
  */
 export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, table: TableInfo): Promise<SegmentInfo | undefined> {
   const release = await ctx.tableLocks.lock(table.tableId);
   const segmentId = randomUUID();
-  const fileName = segmentFileName(table.tableId, segmentId);
+  const fileName = segmentFileName(table.tableId, segmentId, WRITTEN_FORMAT);
   const finalPath = path.join(ctx.paths.segments, fileName);
   const tmpPath = `${finalPath}.tmp`;
   let published = false;
+  const fileConn = await ctx.instance.connect();
   try {
     await conn.run('BEGIN TRANSACTION');
     try {
@@ -50,9 +49,15 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
       }
       const columns = await selectTableColumns(conn, table.tableId);
       await mkdir(path.dirname(finalPath), { recursive: true });
-      await conn.run(`COPY (SELECT * FROM ${hot} ORDER BY "timestamp") TO ${quoteLiteral(tmpPath)} (${PARQUET_OPTIONS})`);
+      const written = await writeSegmentFile(fileConn, `SELECT * FROM ${hot} ORDER BY "timestamp"`, tmpPath, WRITTEN_FORMAT);
+      if (written.rows !== rowCount)
+        throw new StrataError('internal', `A seal wrote ${written.rows} rows instead of the ${rowCount} hot rows it deletes.`);
       await publishFile(tmpPath, finalPath);
       published = true;
+      await attachSegmentFiles(fileConn, [finalPath]);
+      // Built through fileConn: the attachment is not visible to `conn`, whose transaction began
+      // before it (decision 0025); the filters are listed in that transaction (decision 0026).
+      const terms = await buildTermIndex(fileConn, finalPath, WRITTEN_FORMAT, columns);
       const byteSize = (await stat(finalPath)).size;
       ctx.guard.noteWritten(byteSize);
       await conn.run(`DELETE FROM ${hot}`);
@@ -68,17 +73,19 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
         byteSize,
         columns,
         createdAtMs: Date.now(),
+        format: WRITTEN_FORMAT,
       };
       await insertSegment(conn, segment);
-      await insertTermIndex(conn, segmentId, await buildTermIndex(conn, finalPath, columns));
+      await insertTermIndex(conn, segmentId, terms);
       await ctx.catalogChanges.commit(conn);
       return segment;
     } catch (err) {
       await conn.run('ROLLBACK').catch(() => undefined);
-      await unlink(published ? finalPath : tmpPath).catch(() => undefined);
+      await discardSegmentFile(fileConn, published ? finalPath : tmpPath);
       throw err;
     }
   } finally {
+    fileConn.closeSync();
     release();
   }
 }

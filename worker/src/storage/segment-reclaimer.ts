@@ -16,7 +16,14 @@ export class SegmentReclaimer {
   /** Files whose deletion has started but not finished. */
   private deleting = 0;
 
-  constructor(private readonly onError: (path: string, err: unknown) => void = () => undefined) {}
+  /**
+   * `beforeDelete` runs for each file just before it is deleted (a 'duckdb' segment file is
+   * detached from the account's instance there: segment-format.ts).
+   */
+  constructor(
+    private readonly onError: (path: string, err: unknown) => void = () => undefined,
+    private readonly beforeDelete: (path: string) => Promise<void> = async () => undefined,
+  ) {}
 
   /** Registers a scan about to open its snapshot; returns its release function. */
   registerScan(): () => void {
@@ -63,7 +70,8 @@ export class SegmentReclaimer {
     this.deleting += ready.length;
     await Promise.all(
       ready.map((p) =>
-        unlink(p)
+        this.beforeDelete(p)
+          .then(() => unlink(p))
           .catch((err: NodeJS.ErrnoException) => {
             if (err.code !== 'ENOENT') this.onError(p, err);
           })

@@ -15,7 +15,7 @@ import { migrateLegacyLayout } from './legacy-migration.js';
 import type { Deleted } from './lifecycle.js';
 import type { PurgeProgress } from './purge.js';
 import { RetentionRules } from './retention-rules.js';
-import type { ScanRange, ScanSnapshot, SegmentView } from './scan.js';
+import type { CountedRelation, ScanRange, ScanSnapshot, SegmentView } from './scan.js';
 import { isAccountId, StorageLayout } from './storage-layout.js';
 
 export type { SchemaUsage } from './account-store.js';
@@ -77,6 +77,8 @@ export interface ScanHandle {
   columns: { name: string; type: ColumnTypeName }[];
   /** The parts whose UNION ALL is `relation` (ScanRelation.branches). */
   branches: string[];
+  /** For a count of the rows: catalog row counts and the parts left to count (ScanRelation.counted). */
+  counted: CountedRelation;
   release(): Promise<void>;
   /** Before running SQL on the scan: the account is active, with `threads` DuckDB threads (instance-wide). */
   applyThreads(threads: number): Promise<void>;
@@ -91,7 +93,8 @@ export interface SchemaDescription {
 const openDataPaths = new Set<string>();
 
 /**
- * A worker's storage: per account, a durable DuckDB hot buffer, sealed Parquet segments and the
+ * A worker's storage: per account, a durable DuckDB hot buffer, sealed segments (DuckDB files;
+ * Parquet ones of earlier versions, segment-format.ts) and the
  * catalog, each account in a directory of its own under `backend.dataPath` and on a DuckDB
  * instance of its own, confined to that directory (storage-layout.ts, account-store.ts,
  * docs/decisions/0015-account-isolation-in-workers.md). This class routes each call to the
@@ -312,6 +315,7 @@ export class StorageEngine {
       relation: relation.relation,
       columns: relation.columns,
       branches: relation.branches,
+      counted: relation.counted,
       release: snapshot.release,
       applyThreads: (threads) => store.applyThreads(threads),
     };

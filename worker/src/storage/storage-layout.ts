@@ -8,7 +8,8 @@ import { StrataError } from '@strata/common';
  *   <data>/worker-id                          the worker's identity (worker-identity.ts)
  *   <data>/storage-policy.json                the last storage policy read (storage-policy-poller.ts)
  *   <data>/accounts/<accountId>/hot.duckdb    the account's hot tables, catalog, idempotency keys
- *   <data>/accounts/<accountId>/segments/<tableId>/<segmentId>.parquet   its sealed segments
+ *   <data>/accounts/<accountId>/segments/<tableId>/<segmentId>.duckdb    its sealed segments
+ *                                                       (.parquet: written before decision 0025)
  *   <data>/accounts/<accountId>/tmp/          its batch files in flight, spill files
  *
  * One directory per account because each account's DuckDB instance is confined to its own
@@ -23,7 +24,7 @@ export interface AccountPaths {
   dir: string;
   /** The DuckDB file of the account's hot buffer and catalog. */
   database: string;
-  /** Parquet segments, one directory per table id. */
+  /** Segment files (segment-format.ts), one directory per table id. */
   segments: string;
   /** Batch files in flight, unfinished segment files, DuckDB spill files. */
   tmp: string;

@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createLogger, type DataType, type Logger } from '@strata/common';
 import type { AppendInput, AppendPart } from '../../src/index.js';
+import type { SegmentInfo } from '../../src/storage/catalog.js';
 import { FreeSpaceGuard } from '../../src/storage/free-space-guard.js';
+import { segmentSources } from '../../src/storage/segment-format.js';
 import { StorageEngine, type StorageTuning } from '../../src/storage/storage-engine.js';
 
 export const ACCOUNT = '00000000-0000-0000-0000-0000000000a1';
@@ -141,4 +143,22 @@ export function entries(n: number, base = Date.UTC(2024, 0, 1), offset = 0): Tes
     ts: base + (offset + i) * 1000,
     data: { seq: offset + i, host: `web-${(offset + i) % 3}`, latency: offset + i + 0.25, ok: (offset + i) % 2 === 0 },
   }));
+}
+
+/** Whether a scan's relation (or a part of it) reads segment `s`: its attached file or its Parquet path. */
+export function readsSegmentFile(engine: StorageEngine, sql: string, s: SegmentInfo): boolean {
+  const file = engine.segmentPath(s);
+  return sql.includes(s.format === 'parquet' ? file : segmentSources([file], s.format)[0]!);
+}
+
+/**
+ * Waits (bounded) until the engine has deleted every segment file it retired: deletion runs in the
+ * background once no scan can read a file, and a DuckDB segment file is detached first.
+ */
+export async function filesReclaimed(engine: StorageEngine, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (engine.pendingFileDeletions > 0) {
+    if (Date.now() > deadline) throw new Error(`${engine.pendingFileDeletions} retired segment files not deleted`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

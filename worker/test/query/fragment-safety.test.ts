@@ -23,6 +23,7 @@ import { testIdentity } from '@strata/common/testing';
 import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
 import { after, before, describe, it } from 'mocha';
 import { queryService } from '../../src/query/query-service.js';
+import { segmentSources } from '../../src/storage/segment-format.js';
 import type { StorageEngine } from '../../src/storage/storage-engine.js';
 import { ACCOUNT, entries, input, openEngine, part, tempDir, testLog } from '../helpers/storage-fixtures.js';
 
@@ -314,14 +315,18 @@ describe('hostile query fragments sent to a worker directly', function () {
     async function seesNothingOfOther(body: string) {
       const out = await text(body);
       const seen = out.values.join('\n');
-      for (const trace of [OTHER, 'secret-of-b', 'key-of-b', path.basename(otherSegment, '.parquet')])
+      const otherId = path.basename(otherSegment).replace(/\.(duckdb|parquet)$/, '');
+      for (const trace of [OTHER, 'secret-of-b', 'key-of-b', otherId, otherId.replaceAll('-', '')])
         assert.ok(!seen.includes(trace), `${body} revealed ${trace}: ${seen.slice(0, 300)}`);
       return out;
     }
 
     it("(control) unchecked statements run and answer: the own account's rows and tables", async () => {
       const [ownSegment] = await engine.listSegments(ACCOUNT);
-      const own = await text(`SELECT string_agg(msg, ',') AS c0 FROM read_parquet('${engine.segmentPath(ownSegment!)}')`);
+      // Segment files are attached to their account's instance (segment-format.ts).
+      const own = await text(
+        `SELECT string_agg(msg, ',') AS c0 FROM ${segmentSources([engine.segmentPath(ownSegment!)], ownSegment!.format)[0]}`,
+      );
       assert.equal(own.error, undefined);
       assert.deepEqual(own.values, ['own-row,own-row,own-row,own-row,own-row']);
       const tables = await text(`SELECT string_agg(table_name, ',' ORDER BY table_name) AS c0 FROM duckdb_tables()`);
@@ -378,6 +383,11 @@ describe('hostile query fragments sent to a worker directly', function () {
       const base = 'WITH a AS (SELECT CAST(1 AS BIGINT) AS c0) SELECT c0 FROM a';
       for (const attach of [`ATTACH '${otherPaths.database}' AS b`, `ATTACH '${otherPaths.database}' AS b (READ_ONLY)`]) {
         const out = await run(unchecked, request(`${base}; ${attach}; SELECT * FROM b.${otherHotTable}`));
+        assert.ok(out.error, `${attach} must fail`);
+      }
+      // …and of its segment files, which are DuckDB files too (decision 0025).
+      for (const attach of [`ATTACH '${otherSegment}' AS s`, `ATTACH '${otherSegment}' AS s (READ_ONLY)`]) {
+        const out = await run(unchecked, request(`${base}; ${attach}; SELECT * FROM s."rows"`));
         assert.ok(out.error, `${attach} must fail`);
       }
       await seesNothingOfOther(

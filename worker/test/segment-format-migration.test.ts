@@ -1,0 +1,183 @@
+/**
+ * A data directory written before decision 0025 (every segment a Parquet file; a committed fixture
+ * written by the storage engine of commit 0f603ca, worker/test/fixtures/parquet-segments/README.md)
+ * opened by this engine: every row answers, new seals write DuckDB segment files beside the old
+ * Parquet ones, and compaction, a purge, a restart and a copy to another worker work across both.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { StorageEngine } from '../src/storage/storage-engine.js';
+import {
+  ACCOUNT,
+  filesReclaimed,
+  input,
+  openEngine,
+  part,
+  scanRows,
+  storageTestContext,
+  tempDir,
+} from './helpers/storage-fixtures.js';
+
+// dist/test → the source tree's fixture (not copied by tsc).
+const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/parquet-segments/data.tar.gz');
+const BASE = Date.UTC(2024, 0, 1);
+
+interface Seen {
+  rows: number;
+  distinctSeq: number;
+  minSeq: number;
+  maxSeq: number;
+  sumV: number;
+}
+
+async function seen(engine: StorageEngine, schema = 'app.logs'): Promise<Seen> {
+  const [r] = await scanRows(
+    engine,
+    schema,
+    (rel) =>
+      `SELECT count(*)::INTEGER AS rows, count(DISTINCT seq)::INTEGER AS "distinctSeq", min(seq)::INTEGER AS "minSeq", max(seq)::INTEGER AS "maxSeq", sum(v)::DOUBLE AS "sumV" FROM ${rel}`,
+  );
+  return r as unknown as Seen;
+}
+
+/** Σ v over seq 0…n-1 as the fixture wrote it: v = seq before the widening (seq < 150), seq + 0.25 after. */
+const sumV = (n: number) => Array.from({ length: n }, (_, i) => (i < 150 ? i : i + 0.25)).reduce((a, b) => a + b, 0);
+
+const formats = async (engine: StorageEngine) => (await engine.listSegments(ACCOUNT)).map((s) => s.format).sort();
+
+describe('segment format migration (Parquet segments of an earlier version)', function () {
+  this.timeout(60_000);
+  const t = storageTestContext();
+
+  const open = async () => {
+    execFileSync('tar', ['-xzf', FIXTURE, '-C', t.dir]);
+    t.engine = await openEngine(t.dir);
+    return t.engine;
+  };
+
+  it('answers every row of the old directory, its Parquet segments listed as such', async () => {
+    const engine = await open();
+    assert.deepEqual(await seen(engine), { rows: 192, distinctSeq: 192, minSeq: 0, maxSeq: 191, sumV: sumV(192) });
+    const [metrics] = await scanRows(engine, 'app.metrics', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
+    assert.equal(metrics!.n, 20);
+    // Hot rows stayed hot (the last five only in the write-ahead log), segments stayed Parquet.
+    assert.equal(engine.hotRows(ACCOUNT, 'app.logs'), 12);
+    const segments = await engine.listSegments(ACCOUNT);
+    assert.deepEqual(
+      segments.map((s) => s.format),
+      ['parquet', 'parquet', 'parquet'],
+    );
+    for (const s of segments) {
+      assert.ok(s.fileName.endsWith('.parquet'), s.fileName);
+      assert.ok(existsSync(engine.segmentPath(s)));
+    }
+    // Time bounds cut old segments like new ones.
+    const [inRange] = await scanRows(engine, 'app.logs', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`, {
+      fromMs: BASE + 140_000,
+      toMs: BASE + 160_000,
+    });
+    assert.equal(inRange!.n, 20);
+  });
+
+  it('seals new rows as DuckDB files beside the Parquet ones, and keeps answering after a restart', async () => {
+    let engine = await open();
+    await engine.sealAll();
+    assert.deepEqual(await formats(engine), ['duckdb', 'parquet', 'parquet', 'parquet']);
+    await engine.append(
+      input([
+        part(
+          'app.logs',
+          Array.from({ length: 8 }, (_, k) => ({
+            ts: BASE + (192 + k) * 1000,
+            data: { seq: 192 + k, v: 192 + k + 0.25, msg: 'n' },
+          })),
+        ),
+      ]),
+    );
+    await engine.sealAll();
+    assert.deepEqual(await formats(engine), ['duckdb', 'duckdb', 'parquet', 'parquet', 'parquet']);
+    assert.deepEqual(await seen(engine), { rows: 200, distinctSeq: 200, minSeq: 0, maxSeq: 199, sumV: sumV(200) });
+    await engine.close();
+    engine = await openEngine(t.dir);
+    t.engine = engine;
+    assert.deepEqual(await seen(engine), { rows: 200, distinctSeq: 200, minSeq: 0, maxSeq: 199, sumV: sumV(200) });
+  });
+
+  it('compacts Parquet and DuckDB segments into one DuckDB segment, and purges a Parquet one into a DuckDB file', async () => {
+    const engine = await open();
+    await engine.sealAll();
+    const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
+    assert.deepEqual(logs.map((s) => s.format).sort(), ['duckdb', 'parquet', 'parquet']);
+    const merged = await engine.compact({ accountId: ACCOUNT, schema: 'app.logs', segmentIds: logs.map((s) => s.segmentId) });
+    assert.equal(merged.format, 'duckdb');
+    assert.equal(merged.rowCount, 192);
+    assert.deepEqual(await seen(engine), { rows: 192, distinctSeq: 192, minSeq: 0, maxSeq: 191, sumV: sumV(192) });
+    await filesReclaimed(engine);
+    for (const s of logs) assert.ok(!existsSync(engine.segmentPath(s)), 'a replaced file is deleted');
+
+    // A purge of app.metrics (one Parquet segment): its rewrite is a DuckDB file.
+    const evenSeq = {
+      sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
+      params: [{ type: 'BIGINT' as const, value: 2n }],
+      sourceColumns: [
+        { name: '__INFLOW_ID', type: 'guid' as const },
+        { name: 'seq', type: 'long' as const },
+      ],
+      columns: [{ id: 'c1', type: 'VARCHAR' as const }],
+    };
+    let finished = false;
+    for (let i = 0; i < 10 && !finished; i++)
+      finished = (await engine.purgeStep('job', ACCOUNT, 'app.metrics', evenSeq, 4)).finished;
+    assert.ok(finished);
+    const metrics = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.metrics');
+    assert.deepEqual(
+      metrics.map((s) => [s.format, s.rowCount]),
+      [['duckdb', 10]],
+    );
+    const [odd] = await scanRows(
+      engine,
+      'app.metrics',
+      (rel) => `SELECT count(*)::INTEGER AS n, sum(seq % 2)::INTEGER AS odd FROM ${rel}`,
+    );
+    assert.deepEqual(odd, { n: 10, odd: 10 });
+  });
+
+  it('copies a Parquet segment to a worker of this version, which lists and reads it as Parquet', async () => {
+    const engine = await open();
+    const other = tempDir();
+    const taker = await openEngine(other.dir);
+    try {
+      const [segment] = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.metrics');
+      const copy = await engine.segmentForCopy(ACCOUNT, segment!.segmentId);
+      assert.equal(copy.segment.format, 'parquet');
+      assert.equal(
+        await taker.adoptSegment({ ...copy.segment, sha256: copy.sha256 }, 'giver', createReadStream(copy.file), 'incoming'),
+        true,
+      );
+      await taker.settleIncoming(ACCOUNT, segment!.segmentId, 1);
+      const [adopted] = await taker.listSegments(ACCOUNT);
+      assert.equal(adopted!.format, 'parquet');
+      assert.ok(taker.segmentPath(adopted!).endsWith('.parquet'));
+      const [r] = await scanRows(taker, 'app.metrics', (rel) => `SELECT count(*)::INTEGER AS n FROM ${rel}`);
+      assert.equal(r!.n, 20);
+      // A format the file does not have is caught by its row check, not listed.
+      const [logs] = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
+      const wrong = await engine.segmentForCopy(ACCOUNT, logs!.segmentId);
+      await assert.rejects(
+        taker.adoptSegment(
+          { ...wrong.segment, format: 'duckdb', sha256: wrong.sha256 },
+          'giver',
+          createReadStream(wrong.file),
+          'incoming',
+        ),
+      );
+      assert.equal((await taker.listSegments(ACCOUNT)).length, 1);
+    } finally {
+      await taker.close();
+      other.cleanup();
+    }
+  });
+});
