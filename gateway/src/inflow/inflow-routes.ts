@@ -92,7 +92,9 @@ function prepareJsonAppend(
   const options = { allowSchema: patterns ? (schema: string) => anySchemaPatternMatches(patterns, schema) : () => true };
   // The bytes as sent when they can be stored as they are (the common case); otherwise, and for
   // every refusal, the general path (decision 0028).
-  const built = buildRawJsonBatch(raw, options) ?? buildJsonBatch(parseBody(raw), options);
+  let built = buildRawJsonBatch(raw, options);
+  inflowMetrics().jsonBodies.inc({ path: built ? 'bytes' : 'parsed' });
+  built ??= buildJsonBatch(parseBody(raw), options);
   if (built.accepted === 0) return { accepted: 0, dropped: built.dropped };
   return {
     accepted: built.accepted,
