@@ -17,9 +17,7 @@ interface Observation {
 }
 
 /** A worker's replication gauges from its ops /metrics. */
-async function gauges(
-  w: ClusterProcess,
-): Promise<{ hot: number; own: number; replicas: number; under: number; rounds: number }> {
+async function gauges(w: ClusterProcess): Promise<{ hot: number; own: number; replicas: number; under: number; rounds: number }> {
   const text = await (await fetch(`http://127.0.0.1:${w.opsPort}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
   const value = (name: string) => {
     const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
