@@ -107,6 +107,10 @@ class RawBatchScanner {
   private escaped = false;
   /** Set by skipWs(): whitespace held a line break. */
   private lineBreak = false;
+  /** Set by number(): K_INT or K_FLOAT. */
+  private numberKind = K_INT;
+  /** Set by dataObject(): how many members it recorded. */
+  private memberCount = 0;
   /** Members of the current entry's data object: key start, key end, value start, value end, kind. */
   private members = new Int32Array(5 * 64);
 
@@ -191,9 +195,8 @@ class RawBatchScanner {
 
   /**
    * A number starting at `i` (JSON grammar): the position after it, with its kind in `numberKind`
-   * (K_INT or K_FLOAT as jsonValueType would type the parsed value), or GIVE_UP.
+   * (as jsonValueType would type the parsed value), or GIVE_UP.
    */
-  private numberKind = K_INT;
   private number(i: number): number {
     const b = this.b;
     const start = i;
@@ -368,8 +371,6 @@ class RawBatchScanner {
     schema.rows++;
     return i;
   }
-
-  private memberCount = 0;
 
   /** The data object at `i`: records its members in `members`; the position after it, or GIVE_UP. */
   private dataObject(i: number): number {
