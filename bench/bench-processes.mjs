@@ -1,7 +1,9 @@
 // Child processes of a bench (etcd and `strata start` roles): started with the tail of their
 // stderr kept for the report if one exits early, stopped in reverse order (SIGTERM, then SIGKILL
-// after 20 s). Used by bench/ingest/run.mjs and bench/query/bench-cluster.mjs.
+// after 20 s). Used by bench/ingest/run.mjs and bench/query/bench-cluster.mjs. BENCH_STDOUT_DIR=<dir>
+// keeps each process's stdout in <dir>/<name>.out (e.g. with BENCH_NODE_ARGS_GATEWAY='--trace-gc').
 import { spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import net from 'node:net';
 
 /** A free loopback TCP port. */
@@ -21,7 +23,15 @@ export class BenchProcesses {
 
   /** Starts `command argv` in `cwd` with extra `env`; an unexpected exit is reported with its stderr. */
   start(name, command, argv, { cwd, env = {} } = {}) {
-    const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(command, argv, {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: [
+        'ignore',
+        process.env.BENCH_STDOUT_DIR ? openSync(`${process.env.BENCH_STDOUT_DIR}/${name}.out`, 'w') : 'ignore',
+        'pipe',
+      ],
+    });
     let stderr = '';
     child.stderr.on('data', (d) => {
       stderr = (stderr + d).slice(-4000);

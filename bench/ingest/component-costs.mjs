@@ -25,6 +25,7 @@ const work = path.join(root, '.bench-data', `costs-${Date.now()}`);
 mkdirSync(work, { recursive: true });
 
 const { buildJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'json-batch.js'));
+const { buildRawJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'raw-json-batch.js'));
 
 // ── data (the same entries as run.mjs: bench-entries.mjs) ─────────────────────────────────────
 const t0 = Date.UTC(2026, 0, 1);
@@ -61,6 +62,10 @@ await measure('JSON.parse of the body (utf8 decode + parse)', () => {
 const ndjson = [];
 await measure('JSON.parse + checks + typing + NDJSON encoding (buildJsonBatch)', () => {
   for (const b of bodies) ndjson.push(buildJsonBatch(JSON.parse(b.toString('utf8')), { allowSchema: () => true }).parts[0]);
+});
+
+await measure('checks + typing + NDJSON from the bytes as sent (buildRawJsonBatch, decision 0028)', () => {
+  for (const b of bodies) if (!buildRawJsonBatch(b, { allowSchema: () => true })) throw new Error('the fast path gave up');
 });
 
 // ── worker: DuckDB per 1 MB batch, one thread ───────────────────────────────────────────────────

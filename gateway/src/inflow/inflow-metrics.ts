@@ -4,6 +4,7 @@ export interface InflowMetrics {
   entries: Counter<'result'>;
   requests: Counter<'route' | 'status'>;
   seconds: Histogram<'route'>;
+  jsonBodies: Counter<'path'>;
 }
 
 let metrics: InflowMetrics | undefined;
@@ -30,6 +31,12 @@ export function inflowMetrics(): InflowMetrics {
       help: 'Inflow request time until every accepted entry was durable',
       labelNames: ['route'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    jsonBodies: new Counter({
+      name: 'strata_gateway_inflow_json_bodies_total',
+      help: 'JSON inflow bodies by how they were encoded for the worker: bytes (stored as sent, the fast path) or parsed (JSON.parse and re-encoding: values that are rewritten, and every refused body)',
+      labelNames: ['path'],
       registers,
     }),
   };

@@ -11,6 +11,7 @@ import { agentIdentity } from './agent-identity.js';
 import { delimitedChunks } from './delimited-batches.js';
 import { inflowMetrics } from './inflow-metrics.js';
 import { type BuiltPart, buildJsonBatch } from './json-batch.js';
+import { buildRawJsonBatch } from './raw-json-batch.js';
 import {
   type Delimiter,
   delimiterOfContentType,
@@ -72,6 +73,14 @@ function record(route: string, status: number, started: number) {
   m.seconds.observe({ route }, (performance.now() - started) / 1000);
 }
 
+function parseBody(raw: Buffer): unknown {
+  try {
+    return raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new StrataError('invalid', 'The request body is not valid JSON.');
+  }
+}
+
 /** Parses, checks and encodes a JSON inflow body; the request is undefined when nothing is to be stored. */
 function prepareJsonAppend(
   rc: RouteContext,
@@ -79,16 +88,13 @@ function prepareJsonAppend(
   raw: Buffer,
   key: string | undefined,
 ): { request?: AppendRequest; accepted: number; dropped: number } {
-  let body: unknown;
-  try {
-    body = raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new StrataError('invalid', 'The request body is not valid JSON.');
-  }
   const patterns = rc.principal?.scope ? (accountScope(rc.principal.scope, accountId)?.inflow.schemas ?? []) : undefined;
-  const built = buildJsonBatch(body, {
-    allowSchema: patterns ? (schema) => anySchemaPatternMatches(patterns, schema) : () => true,
-  });
+  const options = { allowSchema: patterns ? (schema: string) => anySchemaPatternMatches(patterns, schema) : () => true };
+  // The bytes as sent when they can be stored as they are (the common case); otherwise, and for
+  // every refusal, the general path (decision 0028).
+  let built = buildRawJsonBatch(raw, options);
+  inflowMetrics().jsonBodies.inc({ path: built ? 'bytes' : 'parsed' });
+  built ??= buildJsonBatch(parseBody(raw), options);
   if (built.accepted === 0) return { accepted: 0, dropped: built.dropped };
   return {
     accepted: built.accepted,

@@ -60,6 +60,73 @@ function parseCommon(text: string): number | undefined {
   return (dayMs + ((hour * 60 + minute) * 60 + second) * 1000) * 1000 + fraction;
 }
 
+/** Digits of `bytes[from, from + count)` as a number, -1 when one is not a digit. */
+function byteDigits(bytes: Uint8Array, from: number, count: number): number {
+  let n = 0;
+  for (let i = from; i < from + count; i++) {
+    const d = bytes[i]! - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/**
+ * parseIsoTimestampMicros of the ASCII text `bytes[s, e)`, without making a string for the common
+ * shapes (`YYYY-MM-DDThh:mm:ssZ`, with a 3- or 6-digit fraction); other shapes go through the
+ * string parser.
+ */
+export function parseIsoTimestampMicrosOfBytes(bytes: Buffer, s: number, e: number): number | undefined {
+  const len = e - s;
+  if (
+    (len === 20 || len === 24 || len === 27) &&
+    bytes[e - 1] === 90 /* Z */ &&
+    bytes[s + 10] === 84 /* T */ &&
+    bytes[s + 4] === 45 &&
+    bytes[s + 7] === 45 &&
+    bytes[s + 13] === 58 &&
+    bytes[s + 16] === 58 &&
+    (len === 20 || bytes[s + 19] === 46) /* . */
+  ) {
+    const year = byteDigits(bytes, s, 4);
+    const month = byteDigits(bytes, s + 5, 2);
+    const day = byteDigits(bytes, s + 8, 2);
+    const hour = byteDigits(bytes, s + 11, 2);
+    const minute = byteDigits(bytes, s + 14, 2);
+    const second = byteDigits(bytes, s + 17, 2);
+    const fraction = len === 20 ? 0 : byteDigits(bytes, s + 20, len - 21);
+    if (
+      year >= 1 &&
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= daysIn(year, month) &&
+      hour >= 0 &&
+      hour <= 23 &&
+      minute >= 0 &&
+      minute <= 59 &&
+      second >= 0 &&
+      second <= 59 &&
+      fraction >= 0
+    )
+      return (
+        (daysFromCivil(year, month, day) * 86_400 + (hour * 60 + minute) * 60 + second) * 1_000_000 +
+        (len === 24 ? fraction * 1000 : fraction)
+      );
+  }
+  return parseIsoTimestampMicros(bytes.toString('latin1', s, e));
+}
+
 /** Microseconds since the epoch, or undefined when `text` is not an accepted timestamp. */
 export function parseIsoTimestampMicros(text: string): number | undefined {
   return parseCommon(text) ?? parseGeneral(text);

@@ -9,6 +9,7 @@ import {
   StrataError,
 } from '@strata/common';
 import { parseIsoTimestampMicros } from './iso-timestamp.js';
+import { NdjsonWriter } from './ndjson-writer.js';
 import { encodeValue, jsonValueType, mergeType } from './value-typing.js';
 
 /** The rows of one schema, ready for the worker (proto SchemaBatch). */
@@ -234,11 +235,27 @@ export class EntryIds {
   private readonly prefix = randomUUID().slice(0, 28);
   private n = Number.parseInt(randomUUID().slice(28, 36), 16);
 
+  private prefixBytes: Buffer | undefined;
+
   next(): string {
     const n = this.n++ >>> 0;
     return this.prefix + HEX2[n >>> 24]! + HEX2[(n >>> 16) & 255]! + HEX2[(n >>> 8) & 255]! + HEX2[n & 255]!;
   }
+
+  /** The next id as 36 ASCII bytes at `pos` of `buf` (no string made). */
+  writeNext(buf: Buffer, pos: number): void {
+    this.prefixBytes ??= Buffer.from(this.prefix, 'latin1');
+    const prefix = this.prefixBytes;
+    for (let k = 0; k < 28; k++) buf[pos + k] = prefix[k]!;
+    let n = this.n++ >>> 0;
+    for (let k = 35; k >= 28; k--) {
+      buf[pos + k] = HEX_DIGIT[n & 15]!;
+      n >>>= 4;
+    }
+  }
 }
+
+const HEX_DIGIT = Buffer.from('0123456789abcdef', 'latin1');
 
 function encodePart(state: SchemaState): BuiltPart {
   const columns: { name: string; type: DataType }[] = [];
@@ -270,46 +287,4 @@ function encodePart(state: SchemaState): BuiltPart {
     out.line(`{"@ts":${e.tsUs},"@id":"${ids.next()}"`, json);
   }
   return { schema: state.schema, columns, rows: out.finish(), rowCount: state.entries.length };
-}
-
-/**
- * Writes NDJSON lines straight into Buffers (off the V8 heap): no per-line concatenation and no
- * megabyte-sized joined string, which would land in V8's large-object space and drive full GCs.
- */
-class NdjsonWriter {
-  private static readonly CHUNK = 256 * 1024;
-  private readonly chunks: Buffer[] = [];
-  private buf = Buffer.allocUnsafe(NdjsonWriter.CHUNK);
-  private pos = 0;
-
-  private ensure(bytes: number): void {
-    if (this.pos + bytes <= this.buf.length) return;
-    this.chunks.push(this.buf.subarray(0, this.pos));
-    this.buf = Buffer.allocUnsafe(Math.max(NdjsonWriter.CHUNK, bytes));
-    this.pos = 0;
-  }
-
-  newline(): void {
-    this.ensure(1);
-    this.buf[this.pos++] = 0x0a;
-  }
-
-  /** `head` (an unclosed object) followed by the members of the object text `json`. */
-  line(head: string, json: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    this.ensure((head.length + json.length) * 3 + 1);
-    this.pos += this.buf.write(head, this.pos);
-    if (json.length > 2) {
-      const brace = this.pos;
-      this.pos += this.buf.write(json, this.pos);
-      this.buf[brace] = 0x2c; // the data object's '{' becomes the ',' after the stamps
-    } else {
-      this.buf[this.pos++] = 0x7d; // '}'
-    }
-  }
-
-  finish(): Buffer {
-    this.chunks.push(this.buf.subarray(0, this.pos));
-    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-  }
 }

@@ -37,6 +37,11 @@ async function droppedMetric(): Promise<number> {
   return metric?.values.find((v) => v.labels.result === 'dropped_out_of_scope')?.value ?? 0;
 }
 
+async function jsonBodies(path: 'bytes' | 'parsed'): Promise<number> {
+  const metric = await metricsRegistry().getSingleMetric('strata_gateway_inflow_json_bodies_total')?.get();
+  return metric?.values.find((v) => v.labels.path === path)?.value ?? 0;
+}
+
 const entry = (schema: string, data: Record<string, unknown> = { v: 1 }, timestamp = '2024-01-01T00:00:00Z') => ({
   schema,
   timestamp,
@@ -171,6 +176,53 @@ describe('inflow API', function () {
       ['7', '7.5', 'seven'],
     );
     assert.equal(got[0]!.o, '{"k":[1,2]}');
+  });
+
+  it('stores bodies taken as sent (the fast path) exactly as parsed ones: unicode, escapes, numbers, large strings, widening', async () => {
+    const large = `${'ü'.repeat(100_000)}|${'x'.repeat(200_000)}`;
+    const data = [
+      { seq: 1, s: 'héllo ✓ 日本語 😀', q: '"quoted" back\\slash\nline\ttab \u0000', f: 0.1, i: -42, b: true, n: null },
+      { seq: 2, s: '', f: 1.5e-7, i: 9007199254740991, b: false, big: large },
+      { seq: 3, f: 12345.678, extra: 'only here' },
+    ];
+    const send = async (schema: string, body: string, path: 'bytes' | 'parsed') => {
+      const before = await jsonBodies(path);
+      const res = await fetch(`${node.baseUrl}/inflow/${ACCOUNT}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.pusher}`, 'content-type': 'application/json' },
+        body: body.replaceAll('SCHEMA', schema),
+      });
+      assert.equal(res.status, 200, await res.text());
+      assert.equal(await jsonBodies(path), before + 1, `the body went the ${path} way`);
+    };
+    const entries = data.map((d) => ({ schema: 'SCHEMA', timestamp: '2024-03-01T00:00:00.123456Z', data: d }));
+    // Pretty-printed with CRLF line breaks: taken as sent.
+    await send('Path.Bytes', JSON.stringify(entries, null, 2).replace(/\n/g, '\r\n'), 'bytes');
+    // An object under an ignored key sends the same entries the general way.
+    await send('Path.Parsed', JSON.stringify(entries.map((e) => ({ ...e, meta: { ignored: true } }))), 'parsed');
+    // A later batch widens i from Int64 to Float64 on both.
+    const widen = JSON.stringify([{ schema: 'SCHEMA', timestamp: '2024-03-01T00:00:01Z', data: { seq: 4, i: 2.25 } }]);
+    await send('Path.Bytes', widen, 'bytes');
+    await send('Path.Parsed', widen.replace('"data"', '"meta":[1],"data"'), 'parsed');
+
+    const read = (schema: string) =>
+      rows(node, schema, (r) => `SELECT epoch_us("timestamp") AS ts, seq, s, q, f, i, b, big, extra FROM ${r} ORDER BY seq`);
+    const fast = await read('Path.Bytes');
+    assert.deepEqual(fast, await read('Path.Parsed'));
+    assert.equal(fast.length, 4);
+    assert.equal(fast[0]!.s, 'héllo ✓ 日本語 😀');
+    assert.equal(fast[0]!.q, '"quoted" back\\slash\nline\ttab \u0000');
+    assert.equal(fast[1]!.big, large);
+    assert.deepEqual(
+      fast.map((r) => r.i),
+      [-42, 9007199254740991, null, 2.25],
+    );
+    const columns = (schema: string) =>
+      worker(node)
+        .storage.listSchemas(ACCOUNT)
+        .find((s) => s.schema === schema)!
+        .columns.map((c) => [c.name, c.type]);
+    assert.deepEqual(columns('Path.Bytes'), columns('Path.Parsed'));
   });
 
   it('refuses a batch with malformed entries whole with a 400 naming each index and reason', async () => {
