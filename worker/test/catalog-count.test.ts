@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { type FragmentStatement, isBareCount, runFragment } from '@strata/common';
 import { countWithCatalog } from '../src/query/catalog-count.js';
 import type { StorageEngine } from '../src/storage/storage-engine.js';
-import { ACCOUNT, entries, input, openEngine, part, readsSegmentFile, storageTestContext } from './helpers/storage-fixtures.js';
+import {
+  ACCOUNT,
+  entries,
+  input,
+  openEngine,
+  part,
+  purgeToEnd,
+  readsSegmentFile,
+  seqParityPurge,
+  storageTestContext,
+} from './helpers/storage-fixtures.js';
 
 /**
  * A bare count (`T | count`, time conditions left to the scan) answered from the catalog's row
@@ -155,18 +165,7 @@ describe('bare count from catalog row counts', function () {
     }
 
     // A purge rewrites every segment without its even rows (and deletes the even hot rows).
-    const evenSeq = {
-      sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
-      params: [{ type: 'BIGINT' as const, value: 2n }],
-      sourceColumns: [
-        { name: '__INFLOW_ID', type: 'guid' as const },
-        { name: 'seq', type: 'long' as const },
-      ],
-      columns: [{ id: 'c1', type: 'VARCHAR' as const }],
-    };
-    let finished = false;
-    for (let i = 0; i < 10 && !finished; i++) finished = (await engine.purgeStep('job', ACCOUNT, 'T', evenSeq, 4)).finished;
-    assert.ok(finished);
+    await purgeToEnd(engine, 'T', seqParityPurge(0));
     assert.equal((await counts(engine, {})).catalog, 22n);
     await checkAll(engine, 'after the purge');
 

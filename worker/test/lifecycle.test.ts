@@ -21,6 +21,7 @@ import {
   openEngine,
   part,
   scanRows,
+  seqParityPurge,
   storageTestContext,
 } from './helpers/storage-fixtures.js';
 
@@ -160,15 +161,7 @@ describe('purge steps in worker storage', function () {
   this.timeout(60_000);
   const t = storageTestContext();
   /** A fragment matching entries with an even `seq`, outputting their ids (as a gateway plans it). */
-  const evenSeq = {
-    sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
-    params: [{ type: 'BIGINT' as const, value: 2n }],
-    sourceColumns: [
-      { name: '__INFLOW_ID', type: 'guid' as const },
-      { name: 'seq', type: 'long' as const },
-    ],
-    columns: [{ id: 'c1', type: 'VARCHAR' as const }],
-  };
+  const evenSeq = seqParityPurge(0);
 
   async function loadSegments(engine: NonNullable<typeof t.engine>, segments: number, perSegment: number) {
     for (let s = 0; s < segments; s++) {

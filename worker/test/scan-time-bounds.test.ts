@@ -6,8 +6,10 @@ import {
   input,
   openEngine,
   part,
+  purgeToEnd,
   readsSegmentFile,
   scanRows,
+  seqParityPurge,
   storageTestContext,
 } from './helpers/storage-fixtures.js';
 
@@ -92,18 +94,7 @@ describe('scan with exact time bounds', function () {
     };
     await check('before the purge');
     // Rewrites every segment without its even rows (and the hot rows): min/max stay valid bounds.
-    const evenSeq = {
-      sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
-      params: [{ type: 'BIGINT' as const, value: 2n }],
-      sourceColumns: [
-        { name: '__INFLOW_ID', type: 'guid' as const },
-        { name: 'seq', type: 'long' as const },
-      ],
-      columns: [{ id: 'c1', type: 'VARCHAR' as const }],
-    };
-    let finished = false;
-    for (let i = 0; i < 10 && !finished; i++) finished = (await engine.purgeStep('job', ACCOUNT, 'T', evenSeq, 4)).finished;
-    assert.ok(finished);
+    await purgeToEnd(engine, 'T', seqParityPurge(0));
     assert.equal(await expected(), 22, 'half of the 45 rows are left (seq 0…44, odd ones)');
     await check('after the purge');
   });

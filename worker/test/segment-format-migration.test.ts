@@ -16,7 +16,9 @@ import {
   input,
   openEngine,
   part,
+  purgeToEnd,
   scanRows,
+  seqParityPurge,
   storageTestContext,
   tempDir,
 } from './helpers/storage-fixtures.js';
@@ -119,19 +121,7 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
     for (const s of logs) assert.ok(!existsSync(engine.segmentPath(s)), 'a replaced file is deleted');
 
     // A purge of app.metrics (one Parquet segment): its rewrite is a DuckDB file.
-    const evenSeq = {
-      sql: 'WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = 0',
-      params: [{ type: 'BIGINT' as const, value: 2n }],
-      sourceColumns: [
-        { name: '__INFLOW_ID', type: 'guid' as const },
-        { name: 'seq', type: 'long' as const },
-      ],
-      columns: [{ id: 'c1', type: 'VARCHAR' as const }],
-    };
-    let finished = false;
-    for (let i = 0; i < 10 && !finished; i++)
-      finished = (await engine.purgeStep('job', ACCOUNT, 'app.metrics', evenSeq, 4)).finished;
-    assert.ok(finished);
+    await purgeToEnd(engine, 'app.metrics', seqParityPurge(0));
     const metrics = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.metrics');
     assert.deepEqual(
       metrics.map((s) => [s.format, s.rowCount]),

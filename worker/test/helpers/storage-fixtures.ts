@@ -162,3 +162,32 @@ export async function filesReclaimed(engine: StorageEngine, timeoutMs = 10_000):
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/**
+ * A purge fragment matching entries whose `seq` modulo 2 is `remainder`, outputting their ids, as
+ * a gateway plans `T | where seq % 2 == remainder`.
+ */
+export function seqParityPurge(remainder: 0 | 1) {
+  return {
+    sql: `WITH "s0" AS (SELECT "__INFLOW_ID" AS "c1", "seq" AS "c2" FROM "__strata_source__") SELECT CAST("c1" AS VARCHAR) AS "c1" FROM "s0" WHERE ("c2" % $1) = ${remainder}`,
+    params: [{ type: 'BIGINT' as const, value: 2n }],
+    sourceColumns: [
+      { name: '__INFLOW_ID', type: 'guid' as const },
+      { name: 'seq', type: 'long' as const },
+    ],
+    columns: [{ id: 'c1', type: 'VARCHAR' as const }],
+  };
+}
+
+/** Runs a purge of `schema` step by step (at most 10 steps of `rowsPerStep`) and checks it finished. */
+export async function purgeToEnd(
+  engine: StorageEngine,
+  schema: string,
+  fragment: ReturnType<typeof seqParityPurge>,
+  rowsPerStep = 4,
+): Promise<void> {
+  let finished = false;
+  for (let i = 0; i < 10 && !finished; i++)
+    finished = (await engine.purgeStep('job', ACCOUNT, schema, fragment, rowsPerStep)).finished;
+  if (!finished) throw new Error(`the purge of ${schema} did not finish in 10 steps`);
+}
