@@ -162,14 +162,30 @@ export async function dropReplicas(
   segmentIds: readonly string[],
   primary?: string,
 ): Promise<SegmentInfo[]> {
+  return unlistSegments(
+    ctx,
+    conn,
+    segmentIds,
+    (s) => s.handoff === 'replica' && (primary === undefined || s.peerWorkerId === primary),
+  );
+}
+
+/**
+ * Unlists those of `segmentIds` that `which` accepts, in one transaction under their tables'
+ * locks, and retires their files (deleted once no open scan can read them). Answers them.
+ */
+async function unlistSegments(
+  ctx: StorageContext,
+  conn: DuckDBConnection,
+  segmentIds: readonly string[],
+  which: (s: SegmentInfo) => boolean,
+): Promise<SegmentInfo[]> {
   for (const id of segmentIds) checkSegmentId(id);
   const wanted = new Set(segmentIds);
   const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
   try {
     return await inTransaction(conn, async () => {
-      const gone = (await selectSegments(conn)).filter(
-        (s) => wanted.has(s.segmentId) && s.handoff === 'replica' && (primary === undefined || s.peerWorkerId === primary),
-      );
+      const gone = (await selectSegments(conn)).filter((s) => wanted.has(s.segmentId) && which(s));
       if (gone.length > 0)
         await deleteSegments(
           conn,
@@ -343,22 +359,5 @@ export async function releaseOutgoing(
   conn: DuckDBConnection,
   segmentIds: readonly string[],
 ): Promise<SegmentInfo[]> {
-  for (const id of segmentIds) checkSegmentId(id);
-  const wanted = new Set(segmentIds);
-  const release = await ctx.tableLocks.lockAll(tablesOf(ctx, segmentIds));
-  try {
-    return await inTransaction(conn, async () => {
-      const gone = (await selectSegments(conn)).filter((s) => wanted.has(s.segmentId) && s.handoff === 'outgoing');
-      if (gone.length > 0)
-        await deleteSegments(
-          conn,
-          gone.map((s) => s.segmentId),
-        );
-      await ctx.catalogChanges.commit(conn);
-      ctx.reclaimer.retire(gone.map((s) => path.join(ctx.paths.segments, s.fileName)));
-      return gone;
-    });
-  } finally {
-    release();
-  }
+  return unlistSegments(ctx, conn, segmentIds, (s) => s.handoff === 'outgoing');
 }

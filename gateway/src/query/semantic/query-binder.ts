@@ -1396,13 +1396,10 @@ export class QueryBinder {
   }
 
   /**
-   * The conjuncts of a where clause the storage can apply exactly (StorageTime): `<`, `<=`, `>`,
-   * `>=` or `==` between the scan's time column (possibly renamed) and a constant datetime, as
-   * inclusive µs bounds (`> v` is `>= v + 1`: stored timestamps are whole microseconds), and the
-   * other conjuncts bound again as the residual predicate. Undefined when there is no such
-   * conjunct or the residual does not bind on its own.
+   * What storageTime and timeBounds both ask of a where clause's operands: is it the scan's time
+   * column (possibly renamed), and which constant datetime (µs) does it bind to, if any.
    */
-  private storageTime(predicate: Expr, columns: Column[]): StorageTime | undefined {
+  private timeOperands(columns: Column[]) {
     const binder = this.exprBinder(columns);
     const isTime = (e: Expr) => e.kind === 'name' && columns.find((c) => c.name === e.name)?.origin === this.options.timeColumn;
     const constTime = (e: Expr): bigint | undefined => {
@@ -1413,6 +1410,18 @@ export class QueryBinder {
         return undefined;
       }
     };
+    return { binder, isTime, constTime };
+  }
+
+  /**
+   * The conjuncts of a where clause the storage can apply exactly (StorageTime): `<`, `<=`, `>`,
+   * `>=` or `==` between the scan's time column (possibly renamed) and a constant datetime, as
+   * inclusive µs bounds (`> v` is `>= v + 1`: stored timestamps are whole microseconds), and the
+   * other conjuncts bound again as the residual predicate. Undefined when there is no such
+   * conjunct or the residual does not bind on its own.
+   */
+  private storageTime(predicate: Expr, columns: Column[]): StorageTime | undefined {
+    const { isTime, constTime } = this.timeOperands(columns);
     const conjuncts: Expr[] = [];
     const flatten = (e: Expr) => {
       if (e.kind === 'binary' && e.op === 'and') {
@@ -1472,16 +1481,7 @@ export class QueryBinder {
    * column (possibly renamed) with constant datetimes. Conservative: bounds are inclusive.
    */
   private timeBounds(predicate: Expr, columns: Column[]): TimeBounds | undefined {
-    const binder = this.exprBinder(columns);
-    const isTime = (e: Expr) => e.kind === 'name' && columns.find((c) => c.name === e.name)?.origin === this.options.timeColumn;
-    const constTime = (e: Expr): bigint | undefined => {
-      try {
-        const b = binder.bind(e);
-        return b.value?.type === 'datetime' && b.value.value !== null ? b.value.value : undefined;
-      } catch {
-        return undefined;
-      }
-    };
+    const { binder, isTime, constTime } = this.timeOperands(columns);
     const bounds: TimeBounds = {};
     const lower = (v: bigint) => {
       if (bounds.fromUs === undefined || v > bounds.fromUs) bounds.fromUs = v;
