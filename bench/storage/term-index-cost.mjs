@@ -1,16 +1,16 @@
 // What the term index of decision 0026 costs a seal: bench/query's rows (1 M by default) are
 // loaded and sealed into one worker, then for each segment file, interleaved, the index build
 // alone (buildTermIndex: the term keys of every String column, the Bloom filters) and the
-// segment write it adds to (a COPY of the same rows to a new Parquet file, as sealing does), and
-// the filters' size against the file's.
+// segment write it adds to (the same rows sorted into a new segment file of the segment's format,
+// as sealing does: writeSegmentFile), and the filters' size against the file's.
 //
 //   npm run build && node bench/storage/term-index-cost.mjs [--rows 1000000] [--runs 3]
 //
 // Data goes to .bench-data/ and is removed at the end.
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PARQUET_OPTIONS } from '../../worker/dist/src/storage/sealer.js';
+import { segmentSources, writeSegmentFile } from '../../worker/dist/src/storage/segment-format.js';
 import { buildTermIndex } from '../../worker/dist/src/storage/term-index.js';
 import { ACCOUNT, agent, DATA, loadRows, SCHEMA, startCluster } from '../query/bench-cluster.mjs';
 
@@ -37,14 +37,21 @@ try {
       let index;
       for (let i = 0; i < RUNS; i++) {
         let t = performance.now();
-        index = await buildTermIndex(conn, file, s.columns);
+        index = await buildTermIndex(conn, file, s.format, s.columns);
         build.push(performance.now() - t);
+        // The copy in a directory of its own: the same file name, never the segment's own path.
+        const copyDir = path.join(dir, '..', `bench-copy-${i}`);
+        mkdirSync(copyDir, { recursive: true });
+        const [source] = segmentSources([file], s.format);
         t = performance.now();
-        await conn.run(
-          `COPY (SELECT * FROM read_parquet('${file}') ORDER BY "timestamp") TO '${file}.copy' (${PARQUET_OPTIONS})`,
+        await writeSegmentFile(
+          conn,
+          `SELECT * FROM ${source} ORDER BY "timestamp"`,
+          path.join(copyDir, path.basename(file)),
+          s.format,
         );
         copy.push(performance.now() - t);
-        rmSync(`${file}.copy`, { force: true });
+        rmSync(copyDir, { recursive: true, force: true });
       }
       const bytes = [...index.values()].reduce((n, f) => n + f.bits.length, 0);
       const keys = [...index.values()].reduce((n, f) => n + f.keyCount, 0);

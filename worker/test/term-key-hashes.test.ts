@@ -88,6 +88,16 @@ describe('term keys from bytes (term-key-hashes.ts)', () => {
     );
   });
 
+  it('a filter holds every key it was built with, whatever its size (no false negatives)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 12 }), { maxLength: 300 }), async (keys) => {
+        const filter = await TermFilter.of(keys, keys.length);
+        for (const k of keys) assert.ok(filter.mayHold(k), k);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('a set of hash pairs keeps each pair once, through growth', () => {
     const set = new KeyHashSet();
     for (let round = 0; round < 2; round++) for (let i = 0; i < 20_000; i++) set.add((i * 2654435761) >>> 0, i % 7);

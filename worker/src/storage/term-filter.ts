@@ -82,10 +82,14 @@ export class TermFilter {
   /** Adds the key whose hashes are h1 = xxh32(key, 0) and h2 = xxh32(key, 1) (unsigned). */
   addHashes(h1: number, h2: number): void {
     const m = this.bits.length * 8;
-    const step = (h2 | 1) >>> 0;
+    // (h1 + j·step) mod m as a running sum of residues: one float modulo per key instead of one
+    // per position (a seal adds hundreds of thousands of keys).
+    const step = ((h2 | 1) >>> 0) % m;
+    let p = h1 % m;
     for (let j = 0; j < this.hashes; j++) {
-      const p = (h1 + j * step) % m;
       this.bits[p >>> 3]! |= 1 << (p & 7);
+      p += step;
+      if (p >= m) p -= m;
     }
   }
 
