@@ -76,7 +76,8 @@ function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null
  * chunk, as `bytes[start, end)`: no JS string is made (a reader that only scans the bytes, like
  * the term index's key cut, skips ~0.1 µs of decoding and the garbage of a string per value).
  * The bytes are DuckDB's own memory: valid only during the call, never to be kept or written.
- * Needs a little-endian host (LITTLE_ENDIAN_HOST).
+ * (On a big-endian host the values are decoded and encoded again: the layout below is read
+ * little-endian.)
  */
 export function visitChunkStrings(
   chunk: DuckDBDataChunk,
@@ -85,6 +86,14 @@ export function visitChunkStrings(
 ): void {
   const n = chunk.rowCount;
   if (n === 0) return;
+  if (!LITTLE_ENDIAN_HOST) {
+    for (const v of chunk.getColumnValues(i)) {
+      if (typeof v !== 'string') continue;
+      const bytes = Buffer.from(v, 'utf8');
+      visit(bytes, 0, bytes.length);
+    }
+    return;
+  }
   const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
   const mask = validityMask(vector, n);
   const data = duckdb.vector_get_data(vector, n * 16);
