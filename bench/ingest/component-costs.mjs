@@ -26,6 +26,10 @@ mkdirSync(work, { recursive: true });
 
 const { buildJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'json-batch.js'));
 const { buildRawJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'raw-json-batch.js'));
+const { buildTermIndex } = await import(path.join(root, 'worker', 'dist', 'src', 'storage', 'term-index.js'));
+const { attachSegmentFiles, segmentFileName, writeSegmentFile } = await import(
+  path.join(root, 'worker', 'dist', 'src', 'storage', 'segment-format.js')
+);
 
 // ── data (the same entries as run.mjs: bench-entries.mjs) ─────────────────────────────────────
 const t0 = Date.UTC(2026, 0, 1);
@@ -115,11 +119,31 @@ await measure(
   },
   '(the gateway would forward bytes, not NDJSON)',
 );
-await measure('seal: hot rows sorted by timestamp → ZSTD Parquet', async () => {
+await measure('seal (Parquet, before decision 0025): hot rows sorted by timestamp → ZSTD Parquet', async () => {
   await conn.run(
     `COPY (SELECT * FROM hot_file ORDER BY "timestamp") TO '${path.join(work, 'seg.parquet')}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
   );
 });
+// The seal as the worker writes it today (sealer.ts): a DuckDB segment file, attached read-only.
+const segFile = path.join(work, segmentFileName(1, '00000000-0000-4000-8000-000000000001', 'duckdb'));
+mkdirSync(path.dirname(segFile), { recursive: true });
+await measure('seal: hot rows sorted by timestamp → DuckDB segment file (decision 0025)', async () => {
+  await writeSegmentFile(conn, 'SELECT * FROM hot_file ORDER BY "timestamp"', segFile, 'duckdb');
+  await attachSegmentFiles(conn, [segFile]);
+});
+const stringColumns = FIELDS.split(', ')
+  .filter((f) => f.endsWith('VARCHAR'))
+  .map((f) => ({ name: f.split(' ')[0], type: 'String' }));
+let termKeys = 0;
+await measure(
+  "seal: the segment's term index (buildTermIndex, decision 0026)",
+  async () => {
+    const index = await buildTermIndex(conn, segFile, 'duckdb', stringColumns);
+    for (const f of index.values()) termKeys += f.keyCount;
+  },
+  '',
+);
+console.log(`  (${termKeys} term keys over ${stringColumns.length} String columns)`);
 console.log('\nfinding fields and types in DuckDB instead of the gateway (what parsing once in DuckDB needs first):');
 await measure('json_group_structure over the entries', async () => {
   for (const f of rawFiles) await conn.run(`SELECT json_group_structure(json) FROM read_json_objects('${f}', format = 'array')`);
@@ -135,10 +159,16 @@ const us = Object.fromEntries(results.map((r) => [r.step, r.us]));
 const get = (prefix) => results.find((r) => r.step.startsWith(prefix)).us;
 const gatewayToday = get('JSON.parse + checks');
 const parseOnly = get('JSON.parse of the body');
-const seal = get('seal');
+const seal = get('seal: hot rows sorted by timestamp → DuckDB');
 console.log('\nper-row budget at 100,000 rows per CPU-second: 10.00 µs (gateway + worker, excluding HTTP, gRPC and GC threads)');
+const bytesAsSent = get('checks + typing + NDJSON from the bytes');
+const termIndex = get("seal: the segment's term index");
 const designs = [
-  ['today: gateway parses + encodes NDJSON; WAL hot table', gatewayToday + get('NDJSON → hot table in the DuckDB') + seal],
+  [
+    'today: bytes as sent (0028); WAL hot table; DuckDB seal; term index',
+    bytesAsSent + get('NDJSON → hot table in the DuckDB') + seal + termIndex,
+  ],
+  ['general path: gateway parses + encodes NDJSON; WAL hot table', gatewayToday + get('NDJSON → hot table in the DuckDB') + seal],
   ['NDJSON into an in-memory hot table + own raw log', gatewayToday + get('NDJSON → in-memory') + seal],
   ['gateway parses to check only; worker reads the raw body', parseOnly + get('raw request body') + seal],
   ['no gateway parse; DuckDB finds types (group structure)', get('json_group_structure') + get('raw request body') + seal],

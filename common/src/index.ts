@@ -20,6 +20,7 @@ export * from './grpc/server-adapter.js';
 export * from './grpc/service-access.js';
 export * from './grpc/status.js';
 export * from './guid.js';
+export * from './heap-growth.js';
 export * from './http/ops-endpoints.js';
 export * from './inflow/column-type-codec.js';
 export * from './inflow/column-types.js';

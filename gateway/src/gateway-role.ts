@@ -1,11 +1,10 @@
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
-import { componentLogger, LoginThrottle, type RoleHandle, type RoleStarter } from '@strata/common';
+import { componentLogger, LoginThrottle, type RoleHandle, type RoleStarter, tuneHeapGrowth } from '@strata/common';
 import { AlertEvaluator } from './alerting/alert-evaluator.js';
 import { PrincipalLoader } from './auth/principal-loader.js';
 import { TokenService } from './auth/token-service.js';
 import type { GatewayDeps } from './gateway-deps.js';
-import { tuneGatewayHeapGrowth } from './heap-growth.js';
 import { buildApp } from './http/app.js';
 import { ClientAddressResolver } from './inflow/client-address.js';
 import { WorkerRouter } from './inflow/worker-router.js';
@@ -26,7 +25,7 @@ export interface GatewayHandle extends RoleHandle {
  */
 export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => {
   const log = componentLogger(ctx.log, 'http');
-  tuneGatewayHeapGrowth();
+  tuneHeapGrowth();
   const jwtConfig = ctx.config.auth.jwt;
   if (!jwtConfig.signingKey) throw new Error('auth.jwt.signingKey is required by the gateway');
   const master = new MasterClient(ctx.coordinator, ctx.channels);

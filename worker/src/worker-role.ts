@@ -9,6 +9,7 @@ import {
   type RoleStarter,
   startGrpcServer,
   stopGrpcServer,
+  tuneHeapGrowth,
   type WorkerLease,
 } from '@strata/common';
 import { WorkerServiceService } from '@strata/proto/worker/v1/worker';
@@ -100,6 +101,7 @@ function endpointWithPort(configured: string, port: number): string {
  */
 export async function startWorkerWith(ctx: RoleContext, test: WorkerTestOptions = {}): Promise<WorkerHandle> {
   const log = componentLogger(ctx.log, 'worker');
+  tuneHeapGrowth();
   const { dataPath, minimumFreeSpaceBytes } = ctx.config.backend;
   const cores = workerCores(ctx.config.backend.cores);
   await mkdir(dataPath, { recursive: true });

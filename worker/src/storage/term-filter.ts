@@ -14,6 +14,7 @@
  * query, so a plain bit array over xxhash-wasm's 32-bit hash is what is wanted.
  */
 import xxhash from 'xxhash-wasm';
+import type { KeyHashSet } from './term-key-hashes.js';
 
 export const TERM_FILTER_VERSION = 1;
 
@@ -39,10 +40,23 @@ export class TermFilter {
 
   /** A filter sized for `keys` distinct keys, holding them. */
   static async of(keys: Iterable<string>, count: number): Promise<TermFilter> {
-    const bytes = Math.max(8, Math.ceil((Math.max(1, count) * BITS_PER_KEY) / 8));
-    const filter = new TermFilter(new Uint8Array(bytes), HASHES, await termHasher());
+    const filter = TermFilter.sized(count, await termHasher());
     for (const k of keys) filter.add(k);
     return filter;
+  }
+
+  /** The same filter as `of` the keys whose hash pairs these are (term-key-hashes.ts). */
+  static async ofKeyHashes(keys: KeyHashSet): Promise<TermFilter> {
+    const filter = TermFilter.sized(keys.size, await termHasher());
+    keys.forEach((h1, h2) => {
+      filter.addHashes(h1, h2);
+    });
+    return filter;
+  }
+
+  private static sized(count: number, hasher: Hasher): TermFilter {
+    const bytes = Math.max(8, Math.ceil((Math.max(1, count) * BITS_PER_KEY) / 8));
+    return new TermFilter(new Uint8Array(bytes), HASHES, hasher);
   }
 
   /** A stored filter (its bits are used as they are). */
@@ -62,7 +76,21 @@ export class TermFilter {
   }
 
   add(key: string): void {
-    for (const p of this.positions(key)) this.bits[p >>> 3]! |= 1 << (p & 7);
+    this.addHashes(this.hasher.h32(key, 0), this.hasher.h32(key, 1));
+  }
+
+  /** Adds the key whose hashes are h1 = xxh32(key, 0) and h2 = xxh32(key, 1) (unsigned). */
+  addHashes(h1: number, h2: number): void {
+    const m = this.bits.length * 8;
+    // (h1 + j·step) mod m as a running sum of residues: one float modulo per key instead of one
+    // per position (a seal adds hundreds of thousands of keys).
+    const step = ((h2 | 1) >>> 0) % m;
+    let p = h1 % m;
+    for (let j = 0; j < this.hashes; j++) {
+      this.bits[p >>> 3]! |= 1 << (p & 7);
+      p += step;
+      if (p >= m) p -= m;
+    }
   }
 
   /** False only if `key` was never added. */

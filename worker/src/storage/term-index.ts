@@ -12,18 +12,12 @@
  * or with too many distinct terms) is simply scanned: nothing is migrated.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { blobValue, DuckDBTypeId } from '@duckdb/node-api';
-import {
-  appendChunkColumn,
-  type ColumnSchema,
-  quoteIdentifier,
-  quoteLiteral,
-  type TermHint,
-  type WireValue,
-} from '@strata/common';
+import { blobValue } from '@duckdb/node-api';
+import { type ColumnSchema, quoteIdentifier, quoteLiteral, type TermHint, visitChunkStrings } from '@strata/common';
 import type { SegmentInfo } from './catalog.js';
 import { type SegmentFormat, segmentSources } from './segment-format.js';
 import { TERM_FILTER_VERSION, TermFilter } from './term-filter.js';
+import { type KeyHashSet, TermKeyCutter } from './term-key-hashes.js';
 
 export const TERM_INDEX_DDL = `CREATE TABLE IF NOT EXISTS strata_term_index (
      segment_id VARCHAR NOT NULL,
@@ -43,59 +37,32 @@ export const MAX_KEYS_PER_COLUMN = 2_000_000;
 /** One segment's filters by column name, ready to be listed with it. */
 export type SegmentTermIndex = Map<string, TermFilter & { keyCount: number }>;
 
-const KELVIN = 0x212a;
-const LONG_S = 0x17f;
+/**
+ * Distinct values of a column are concatenated in this many groups (by hash) before they reach JS:
+ * a key never spans the separator, so the keys of a group's text are those of its values, and JS
+ * reads a few long texts per chunk instead of one value at a time (a value longer than 12 bytes
+ * costs a view of DuckDB's memory each: ~0.5 µs and garbage, more than cutting and hashing its keys).
+ */
+const VALUE_GROUPS = 1024;
 
 /**
- * Adds the keys a text can match to `keys`: every maximal run of ASCII letters and digits, the Kelvin sign and
- * the long s (the only non-ASCII characters RE2's (?i) matches with an ASCII letter), folded to
- * lower case. A term RE2's class cuts (`[\p{L}\p{N}]+`) whose fold is a key is such a run: its
- * neighbours are not letters or digits, so not in the run's set. Runs that are only part of an
- * RE2 term (next to a non-ASCII letter) give extra keys: false positives, never a miss. Nothing
- * here depends on Unicode tables, which differ between Node's and RE2's versions. (A char-code
- * loop: 2–4x faster than matchAll or split here.)
+ * The term keys of one column of a segment file (its table source, decision 0025) as hash pairs
+ * (term-key-hashes.ts), or undefined past MAX_KEYS_PER_COLUMN. Each distinct value once
+ * (low-cardinality columns cost almost nothing), cut in JS from DuckDB's own bytes of the texts
+ * (cutting in JS measured ~4x faster than DuckDB's regexp_extract_all on log messages; from
+ * bytes instead of JS strings, see decision 0034).
  */
-export function addTextKeys(text: string, keys: Set<string>): void {
-  let start = -1;
-  let fold = false;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : 0;
-    const plain = (c >= 97 && c <= 122) || (c >= 48 && c <= 57);
-    const folded = (c >= 65 && c <= 90) || c === KELVIN || c === LONG_S;
-    if (plain || folded) {
-      if (start < 0) {
-        start = i;
-        fold = false;
-      }
-      if (folded) fold = true;
-    } else if (start >= 0) {
-      const run = text.slice(start, i);
-      keys.add(fold ? run.toLowerCase().replaceAll('\u017f', 's') : run);
-      start = -1;
-    }
-  }
-}
-
-/**
- * The term keys of one column of a segment file (its table source, decision 0025), or undefined past MAX_KEYS_PER_COLUMN. Each
- * distinct value once (low-cardinality columns cost almost nothing), streamed in chunks; cut in
- * JS, which measured ~4x faster than DuckDB's regexp_extract_all on log messages.
- */
-async function columnKeys(conn: DuckDBConnection, source: string, column: string): Promise<Set<string> | undefined> {
+async function columnKeys(conn: DuckDBConnection, source: string, column: string): Promise<KeyHashSet | undefined> {
   const c = quoteIdentifier(column);
-  const result = await conn.stream(`SELECT DISTINCT ${c} FROM ${source} WHERE ${c} IS NOT NULL`);
-  const keys = new Set<string>();
-  const values: WireValue[] = [];
+  const result = await conn.stream(
+    `SELECT string_agg(v, ' ') FROM (SELECT DISTINCT ${c} AS v FROM ${source} WHERE ${c} IS NOT NULL) GROUP BY hash(v) % ${VALUE_GROUPS}`,
+  );
+  const cutter = new TermKeyCutter();
   for (;;) {
     const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) return keys;
-    values.length = 0;
-    appendChunkColumn(chunk, 0, DuckDBTypeId.VARCHAR, values);
-    for (const v of values) {
-      if (typeof v !== 'string') continue;
-      addTextKeys(v, keys);
-    }
-    if (keys.size > MAX_KEYS_PER_COLUMN) return undefined;
+    if (!chunk || chunk.rowCount === 0) return cutter.keys;
+    visitChunkStrings(chunk, 0, cutter.addText);
+    if (cutter.keys.size > MAX_KEYS_PER_COLUMN) return undefined;
   }
 }
 
@@ -113,7 +80,7 @@ export async function buildTermIndex(
     if (c.type !== 'String') continue;
     const keys = await columnKeys(conn, source!, c.name);
     if (!keys) continue;
-    const filter = await TermFilter.of(keys, keys.size);
+    const filter = await TermFilter.ofKeyHashes(keys);
     index.set(c.name, Object.assign(filter, { keyCount: keys.size }));
   }
   return index;
