@@ -1580,6 +1580,7 @@ const DATA_TYPE: Record<KqlType, string> = {
   string: 'System.String',
   long: 'System.Int64',
   real: 'System.Double',
+  decimal: 'System.Data.SqlTypes.SqlDecimal',
   bool: 'System.SByte',
   datetime: 'System.DateTime',
   timespan: 'System.TimeSpan',
