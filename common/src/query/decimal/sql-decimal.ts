@@ -137,6 +137,20 @@ export function fromDouble(x: number): SqlDecimal | undefined {
   return make(negative, magnitude, intDigits + scale, scale);
 }
 
+/**
+ * The value with its fraction's trailing zeros dropped and the precision its digits need: one
+ * form for equal values (1.50 and 1.5 → 1.5), which grouping keys and distinct lists use.
+ */
+export function normalize(v: SqlDecimal): SqlDecimal {
+  let m = v.magnitude;
+  let s = v.scale;
+  while (s > 0 && m % 10n === 0n) {
+    m /= 10n;
+    s -= 1;
+  }
+  return { negative: v.negative, magnitude: m, precision: Math.max(digitCount(m), s, 1), scale: s };
+}
+
 /** SqlDecimal.ToString: the digits with the value's scale kept ("1.50", "0.0", "-0.333333"). */
 export function toText(v: SqlDecimal): string {
   let digits = v.magnitude.toString();

@@ -132,6 +132,7 @@ export const DECIMAL_UDFS = [
   decimalOp('kql_decimal_divide', 2, D.divide),
   decimalOp('kql_decimal_negate', 1, D.negate),
   decimalOp('kql_decimal_abs', 1, D.abs),
+  decimalOp('kql_decimal_normal', 1, D.normalize),
   decimalOp('kql_decimal_floor', 1, D.floor),
   decimalOp('kql_decimal_ceiling', 1, D.ceiling),
   // bin(x, size): floor(x / size) exactly, times size by SqlDecimal's product (scale of size).

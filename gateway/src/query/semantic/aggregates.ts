@@ -187,8 +187,14 @@ export const minMax =
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
 export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
-  // A decimal enters a list as a JSON number with its own digits (bound.ts, decision 0031).
-  const v = x.type === 'string' ? strSql(x) : x.type === 'decimal' ? convert(x, 'dynamic', 'list').sql : x.sql;
+  // A decimal enters a list as a JSON number with its own digits (bound.ts, decision 0031); in a
+  // distinct list in one form per value, so 1.5 and 1.50 count once.
+  const v =
+    x.type === 'string'
+      ? strSql(x)
+      : x.type === 'decimal'
+        ? convert(distinct ? { ...x, sql: sql`kql_decimal_normal(${x.sql})` } : x, 'dynamic', 'list').sql
+        : x.sql;
   const list = distinct ? sql`list(DISTINCT ${v})` : sql`list(${v})`;
   return sql`coalesce(to_json(${list}${filterClause(env, withNulls ? undefined : sql`${v} IS NOT NULL`)}), '[]')`;
 }

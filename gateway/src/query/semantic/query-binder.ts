@@ -4,6 +4,7 @@
  * Result column names and types follow Kusto (see naming.ts); the row cap is applied as a final
  * limit of cap + 1 rows so that truncation can be reported.
  */
+import { decimalKey } from './decimal-operators.js';
 import { queryError, type Span } from '../errors.js';
 import { ident, int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
@@ -1070,6 +1071,8 @@ export class QueryBinder {
     if (l.type === r.type) {
       if (l.type === 'string') return { left: sql`coalesce(${identOf(l)}, '')`, right: sql`coalesce(${identOf(r)}, '')` };
       if (l.type === 'dynamic') return { left: sql`CAST(${identOf(l)} AS VARCHAR)`, right: sql`CAST(${identOf(r)} AS VARCHAR)` };
+      // Decimals match by value (1.5 with 1.50): the cells' keys (decision 0031).
+      if (l.type === 'decimal') return { left: decimalKey(identOf(l)), right: decimalKey(identOf(r)) };
       return { left: identOf(l), right: identOf(r) };
     }
     if (num(l.type) && num(r.type))
@@ -1244,7 +1247,8 @@ export class QueryBinder {
       }
       const col: Column = { name: name as string, type: b.type, id: this.ids.column() };
       if (b.column?.origin) col.origin = b.column.origin;
-      keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.sql });
+      // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
+      keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.type === 'decimal' ? sql`kql_decimal_normal(${b.sql})` : b.sql });
     }
 
     keyOutputs.push(...extraKeys);
