@@ -194,9 +194,32 @@ describe('decimal (SqlDecimal)', () => {
     assert.deepEqual(withValues.results, [{ s: '0.30' }]);
   });
 
-  it('decimals in dynamic values are JSON numbers', async () => {
-    const r = await one('print p = bag_pack("a", decimal(1.50)), l = pack_array(decimal(2.25), decimal(-1))');
-    assert.deepEqual(r, { p: { a: 1.5 }, l: [2.25, -1] });
+  it('decimals in dynamic values are JSON strings of their text, read back exactly', async () => {
+    const big = '12345678901234567890.123456789';
+    const r = await one(
+      `print p = bag_pack("a", decimal(1.50)), l = pack_array(decimal(2.25), decimal(-1)), back = todecimal(bag_pack("b", decimal(${big})).b)`,
+    );
+    assert.deepEqual(r, { p: { a: '1.50' }, l: ['2.25', '-1'], back: big });
+    const listed = await run(
+      'datatable(d: decimal, g: long) [decimal(1.5), 1, decimal(1.50), 1, decimal(3), 1] | summarize l = make_list(d), s = make_set(d) by g | project l, s',
+      { unorderedLists: true },
+    );
+    assert.deepEqual(
+      listed.results.map((x) => [[...(x.l as string[])].sort(), [...(x.s as string[])].sort()]),
+      [
+        [
+          ['1.5', '1.50', '3'],
+          ['1.5', '3'],
+        ],
+      ],
+    );
+    const expanded = await run(`print d = dynamic(["1.50", 2]) | mv-expand d to typeof(decimal) | extend t = d * 2`, {
+      ordered: true,
+    });
+    assert.deepEqual(expanded.results, [
+      { d: '1.50', t: '3.00' },
+      { d: '2', t: '4' },
+    ]);
   });
 
   it('over Logs: sort, top, min, max, sum and avg agree on one worker and three', async () => {

@@ -57,8 +57,6 @@ const SAMPLES: Record<string, string> = {
   series_seasonal: 'T | extend series_seasonal(d)',
   series_fft: 'T | extend series_fft(d)',
   series_ifft: 'T | extend series_ifft(d, d)',
-  todecimal: 'T | extend todecimal(s)',
-  decimal: 'print decimal(1.5)',
   hash_combine: 'T | extend hash_combine(hash(s), hash(s))',
   hash_many: 'T | extend hash_many(s, s)',
   endofday: 'T | extend endofday(timestamp)',

@@ -72,7 +72,10 @@ export function args(call: CallExpr, min: number, max = min): void {
 }
 
 export function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
-  const v = b.type === 'dynamic' ? convert(b, 'real', call.name) : b;
+  // A decimal where only reals are taken (stdev, variance, percentile…) is read as its real, as
+  // Microsoft's analyzer types those aggregates of a decimal (decision 0031).
+  const asReal = b.type === 'dynamic' || (b.type === 'decimal' && !allowed.includes('decimal') && allowed.includes('real'));
+  const v = asReal ? convert(b, 'real', call.name) : b;
   if (!allowed.includes(v.type)) {
     throw queryError(`The argument of '${call.name}' must be ${allowed.join(' or ')}; this is a ${b.type}.`, b.span);
   }
@@ -187,7 +190,7 @@ export const minMax =
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
 export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
-  // A decimal enters a list as a JSON number with its own digits (bound.ts, decision 0031); in a
+  // A decimal enters a list as the JSON string of its text (bound.ts, decision 0031); in a
   // distinct list in one form per value, so 1.5 and 1.50 count once.
   const v =
     x.type === 'string'

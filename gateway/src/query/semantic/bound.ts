@@ -240,8 +240,9 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
         case 'timespan':
           return out(sql`to_json(${timespanToStringSql(x)})`);
         case 'decimal':
-          // A JSON number written with the decimal's own digits and scale (1.50 stays 1.50).
-          return out(sql`CAST(kql_decimal_text(${x}) AS JSON)`);
+          // A JSON string of the decimal's text ("1.50"): DuckDB's JSON functions read numbers as
+          // doubles, which would drop digits and the scale; todecimal() reads the text back exactly.
+          return out(sql`to_json(kql_decimal_text(${x}))`);
         default:
           return out(sql`to_json(${x})`);
       }

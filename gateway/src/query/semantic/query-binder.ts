@@ -4,7 +4,7 @@
  * Result column names and types follow Kusto (see naming.ts); the row cap is applied as a final
  * limit of cap + 1 rows so that truncation can be reported.
  */
-import { decimalKey } from './decimal-operators.js';
+
 import { queryError, type Span } from '../errors.js';
 import { ident, int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
@@ -29,6 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
+import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
 import { bindMakeSeries } from './make-series.js';
@@ -624,6 +625,9 @@ export class QueryBinder {
     if (b.type === type) return b.sql;
     if (b.value !== undefined && b.value.value === null) return nullOf(type);
     if (b.type === 'long' && type === 'real') return coerce(b, 'real');
+    // A number into a decimal column converts as todecimal does: a real by SqlDecimal(double), as
+    // the public report decision 0030 cites shows (2.2 stored as 2.2000000000000002; decision 0031).
+    if (type === 'decimal' && (b.type === 'long' || b.type === 'real')) return convert(b, 'decimal', what).sql;
     if (type === 'dynamic') return convert(b, 'dynamic', what).sql;
     throw queryError(`${what}: a ${b.type} value cannot go into a ${type} column.`, b.span);
   }
@@ -1248,7 +1252,10 @@ export class QueryBinder {
       const col: Column = { name: name as string, type: b.type, id: this.ids.column() };
       if (b.column?.origin) col.origin = b.column.origin;
       // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
-      keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.type === 'decimal' ? sql`kql_decimal_normal(${b.sql})` : b.sql });
+      keyOutputs.push({
+        col,
+        sql: b.type === 'string' ? strSql(b) : b.type === 'decimal' ? sql`kql_decimal_normal(${b.sql})` : b.sql,
+      });
     }
 
     keyOutputs.push(...extraKeys);
@@ -1550,7 +1557,9 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
       return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
     case 'datetime':
     case 'timespan':
-      // As todatetime/totimespan of the element (make-series writes its axis as such strings).
+    case 'decimal':
+      // As todatetime/totimespan/todecimal of the element (make-series writes its axis as such
+      // strings; a decimal in a dynamic value is the string of its text).
       return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);

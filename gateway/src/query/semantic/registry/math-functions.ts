@@ -28,9 +28,9 @@ const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s
 const NAN = sql`CAST('NaN' AS DOUBLE)`;
 const INF = sql`CAST('Infinity' AS DOUBLE)`;
 
-/** A numeric argument as DOUBLE. */
+/** A numeric argument as DOUBLE (a decimal by SqlDecimal.ToDouble: these functions answer reals). */
 function real(b: Bound, call: CallExpr, what = 'argument'): Sql {
-  want(b, ['long', 'real'], call, what);
+  want(b, ['long', 'real', 'decimal'], call, what);
   return coerce(b, 'real');
 }
 

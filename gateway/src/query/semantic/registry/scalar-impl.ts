@@ -435,7 +435,8 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
   sqrt: (args, call) => {
     arity(call, 1);
     const x = args[0] as Bound;
-    want(x, ['long', 'real'], call);
+    // A real also of a decimal (Microsoft's analyzer), through SqlDecimal.ToDouble.
+    want(x, ['long', 'real', 'decimal'], call);
     const v = coerce(x, 'real');
     return bound('real', sql`(CASE WHEN ${v} >= 0 THEN sqrt(${v}) END)`, call);
   },
