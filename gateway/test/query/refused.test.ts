@@ -25,6 +25,7 @@ const CATALOG: SchemaCatalog = {
 };
 
 const SAMPLES: Record<string, string> = {
+  '%': 'T | extend v = todecimal(x) % 2',
   evaluate: 'T | evaluate autocluster()',
   scan: 'T | scan with (step s1: x > 1;)',
   facet: 'T | facet by s',

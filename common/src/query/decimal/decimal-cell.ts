@@ -15,27 +15,29 @@ import { digitCount, MAX_PRECISION, make, type SqlDecimal } from './sql-decimal.
 export const DECIMAL_KEY_LENGTH = 1 + 2 * MAX_PRECISION;
 export const DECIMAL_CELL_LENGTH = DECIMAL_KEY_LENGTH + 4;
 
-const complement = (digits: string): string => digits.replace(/[0-9]/g, (c) => String(9 - Number(c)));
+/** 10^n for the cell's digit counts (BigInt powers are not free; these repeat on every row). */
+const POW10: readonly bigint[] = Array.from({ length: 2 * MAX_PRECISION + 1 }, (_, n) => 10n ** BigInt(n));
+/** All 76 digits nine: a negative value's digits d are stored as ALL_NINES − d (nines' complement). */
+const ALL_NINES = (POW10[2 * MAX_PRECISION] as bigint) - 1n;
 
 export function encodeDecimal(v: SqlDecimal): string {
-  const text = v.magnitude.toString().padStart(v.scale + 1, '0');
-  const int = text.slice(0, text.length - v.scale).padStart(MAX_PRECISION, '0');
-  const frac = text.slice(text.length - v.scale).padEnd(MAX_PRECISION, '0');
-  const digits = v.negative ? complement(int + frac) : int + frac;
-  const p = String(v.precision).padStart(2, '0');
-  const s = String(v.scale).padStart(2, '0');
-  return `${v.negative ? 'n' : 'p'}${digits}${p}${s}`;
+  const digits = v.magnitude * (POW10[MAX_PRECISION - v.scale] as bigint);
+  const stored = (v.negative ? ALL_NINES - digits : digits).toString().padStart(2 * MAX_PRECISION, '0');
+  const p = v.precision < 10 ? `0${v.precision}` : String(v.precision);
+  const s = v.scale < 10 ? `0${v.scale}` : String(v.scale);
+  return `${v.negative ? 'n' : 'p'}${stored}${p}${s}`;
 }
 
 /** The value of a cell; undefined for anything that is not one (a cell is only made by encodeDecimal). */
 export function decodeDecimal(cell: string): SqlDecimal | undefined {
   if (cell.length !== DECIMAL_CELL_LENGTH) return undefined;
-  const negative = cell[0] === 'n';
-  const raw = cell.slice(1, DECIMAL_KEY_LENGTH);
-  const digits = negative ? complement(raw) : raw;
+  const negative = cell.charCodeAt(0) === 110; // 'n'
   const precision = Number(cell.slice(DECIMAL_KEY_LENGTH, DECIMAL_KEY_LENGTH + 2));
   const scale = Number(cell.slice(DECIMAL_KEY_LENGTH + 2));
-  const magnitude = BigInt(digits.slice(0, MAX_PRECISION + scale));
-  const v = make(negative, magnitude, precision, scale);
-  return v && digitCount(v.magnitude) <= MAX_PRECISION ? v : undefined;
+  if (!(scale >= 0 && scale <= MAX_PRECISION)) return undefined;
+  // Only the digits down to the scale: the rest are zeros (nines when negative).
+  const width = MAX_PRECISION + scale;
+  const stored = BigInt(cell.slice(1, 1 + width));
+  const magnitude = negative ? (POW10[width] as bigint) - 1n - stored : stored;
+  return make(negative, magnitude, precision, scale);
 }

@@ -46,7 +46,9 @@ function cells(list: UdfValue): Value[] {
  */
 export function decimalSum(values: Value[]): Value | undefined {
   if (values.length === 0) return undefined;
-  const scale = Math.max(...values.map((v) => v.scale));
+  // A loop, not Math.max(...values): a group may hold millions of values (the call stack would not).
+  let scale = 0;
+  for (const v of values) if (v.scale > scale) scale = v.scale;
   let total = 0n;
   for (const v of values) total += (v.negative ? -v.magnitude : v.magnitude) * 10n ** BigInt(scale - v.scale);
   return D.make(total < 0n, total < 0n ? -total : total, D.MAX_PRECISION, scale);
