@@ -274,6 +274,39 @@ describe('decimal (SqlDecimal)', () => {
     assert.deepEqual(j.results, [{ a: 'x', b: 'y' }]);
   });
 
+  it('aggregates: sum and avg at the largest scale, exact; sumif; empty and overflowing sums are null; arg_max, stdev, percentile', async () => {
+    const t = 'datatable(d: decimal, s: string) [decimal(1.5), "a", decimal(-3), "b", decimal(2.25), "c", decimal(4), "d"]';
+    const r = await one(
+      `${t} | summarize sm = sum(d), av = avg(d), si = sumif(d, d > 0), mx = arg_max(d, s), sd = stdev(d), p = percentile(d, 50), v = variance(d)`,
+    );
+    // 1.5 - 3 + 2.25 + 4 = 4.75 at scale 2; avg 4.75 / 4 = 1.1875 at scale 6.
+    assert.equal(r.sm, '4.75');
+    assert.equal(r.av, '1.187500');
+    assert.equal(r.si, '7.75');
+    assert.equal(r.mx, '4');
+    assert.equal(r.s, 'd');
+    const reals = [1.5, -3, 2.25, 4];
+    const mean = reals.reduce((a, b) => a + b, 0) / reals.length;
+    const variance = reals.reduce((a, b) => a + (b - mean) ** 2, 0) / (reals.length - 1);
+    assert.ok(Math.abs((r.v as number) - variance) < 1e-12, String(r.v));
+    assert.ok(Math.abs((r.sd as number) - Math.sqrt(variance)) < 1e-12, String(r.sd));
+    // Nearest rank of 4 values at 50: the 2nd smallest.
+    assert.equal(r.p, 1.5);
+    const empty = await one(`${t} | where d > 100 | summarize sm = sum(d), av = avg(d), mn = min(d)`);
+    assert.deepEqual(empty, { sm: null, av: null, mn: null });
+    const over = await one(`datatable(d: decimal) [decimal(${NINES38}), decimal(${NINES38})] | summarize sm = sum(d)`);
+    assert.deepEqual(over, { sm: null });
+    const arg = await one(`${t} | summarize arg_min(d, s)`);
+    assert.deepEqual(arg, { d: '-3', s: 'b' });
+  });
+
+  it('the real-valued functions read a decimal as its real; max_of/min_of and extract with typeof(decimal)', async () => {
+    const r =
+      await one(`print sq = sqrt(decimal(2.25)), pw = pow(decimal(1.5), 2), ex = exp(decimal(0)), mx = max_of(decimal(1.5), 2, decimal(-1)),
+      mn = min_of(decimal(1.5), 2, decimal(-1)), e = extract("([0-9.]+)", 1, "price 12.50 usd", typeof(decimal))`);
+    assert.deepEqual(r, { sq: 1.5, pw: 2.25, ex: 1, mx: '2', mn: '-1', e: '12.50' });
+  });
+
   it('property: + - * / agree with exact BigInt arithmetic on scaled integers', () => {
     // Operands of at most 18 digits so no result needs scale cutting: the rules then reduce to
     // sum at max scale, product at s1 + s2, quotient truncated at max(s1 + p2 + 1, 6).
