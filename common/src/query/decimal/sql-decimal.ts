@@ -82,8 +82,9 @@ export function parse(text: string): SqlDecimal | undefined {
 
 /**
  * The literal `decimal(…)`: Parse's rules, plus the exponent form Kusto's grammar allows there
- * (decimal(1e5)): the mantissa's digits with its scale minus the exponent; a negative scale
- * becomes trailing zeros of an integer (1.5e3 is 1500, precision 4, scale 0; 1e-5 is 0.00001).
+ * (decimal(1e5)): the mantissa's digits with its scale minus the exponent, read as Parse reads that
+ * positional text; a negative scale becomes trailing zeros of an integer (1.5e3 is 1500, precision
+ * 4, scale 0; 1.5e-3 is 0.0015, precision 4, scale 4).
  */
 export function parseLiteral(text: string): SqlDecimal | undefined {
   const m = /^\s*([+-]?)([0-9]*\.?[0-9]*)[eE]([+-]?[0-9]+)\s*$/.exec(text);
@@ -92,7 +93,8 @@ export function parseLiteral(text: string): SqlDecimal | undefined {
   if (!mantissa) return undefined;
   const exponent = Number(m[3]);
   const scale = mantissa.scale - exponent;
-  if (scale >= 0) return make(mantissa.negative, mantissa.magnitude, mantissa.precision - mantissa.scale + scale, scale);
+  // The precision Parse would give the positional text: its digits, at least the scale.
+  if (scale >= 0) return make(mantissa.negative, mantissa.magnitude, 0, scale);
   return make(mantissa.negative, mantissa.magnitude * pow10(-scale), 0, 0);
 }
 
