@@ -10,7 +10,7 @@
  * (1.5 and 1.50 have one key), so equality, grouping and joins compare the key; the full cell
  * keeps the precision and scale SqlDecimal carries (1.50 prints as "1.50").
  */
-import { digitCount, MAX_PRECISION, make, type SqlDecimal } from './sql-decimal.js';
+import { MAX_PRECISION, make, type SqlDecimal } from './sql-decimal.js';
 
 export const DECIMAL_KEY_LENGTH = 1 + 2 * MAX_PRECISION;
 export const DECIMAL_CELL_LENGTH = DECIMAL_KEY_LENGTH + 4;
