@@ -97,6 +97,13 @@ describe('decimal where a query writes it (decision 0031)', () => {
     assert.equal(query.slice(token.start, token.end), '%');
   });
 
+  it('refuses make-series of a decimal aggregate and row_cumsum of a decimal, saying why', () => {
+    const series = refusal('T | make-series s = sum(todecimal(x)) on timestamp step 1h');
+    assert.match(series.message, /^make-series of a decimal aggregate is not supported: series hold reals/);
+    const cumsum = refusal('T | serialize | extend c = row_cumsum(todecimal(x))');
+    assert.match(cumsum.message, /row_cumsum.*this is a decimal/);
+  });
+
   it('keeps real literals, real type names and todouble as they were', () => {
     for (const query of [
       'print real(1.5) + double(2.25)',

@@ -222,8 +222,8 @@ describe('decimal (SqlDecimal)', () => {
     ]);
   });
 
-  it('over Logs: sort, top, min, max, sum and avg agree on one worker and three', async () => {
-    // latencyMs / 7 as decimals: scale 6 quotients; ratio through todecimal(real).
+  it('over Logs: where, sort, top, min, max, sum and avg agree on one worker and three', async () => {
+    // latencyMs / 7 as decimals: scale 6 quotients, computed on the workers.
     const base = 'Logs | where isnotnull(latencyMs) | extend d = todecimal(latencyMs) / decimal(7)';
     const sorted = await run(`${base} | sort by d desc, id asc | take 5 | project d`, { ordered: true });
     const expected = LOGS.filter((l) => l.latencyMs !== null)
@@ -246,6 +246,10 @@ describe('decimal (SqlDecimal)', () => {
     assert.equal(agg.a, asText(total / BigInt(values.length)));
     assert.equal(agg.lo, sixPlaces(Math.min(...values)));
     assert.equal(agg.hi, sixPlaces(Math.max(...values)));
+    // Comparisons on the workers (the fragment check lets the key through): d > 100 and d != 200.
+    const filtered = await one(`${base} | where d > decimal(100) and d != decimal(200.000000) | summarize n = count()`);
+    const q = (v: number) => (BigInt(v) * 1_000_000n) / 7n;
+    assert.equal(filtered.n, values.filter((v) => q(v) > 100_000_000n && q(v) !== 200_000_000n).length);
     const top = await run(`${base} | top 3 by d asc | project d`, { ordered: true });
     assert.deepEqual(
       top.results.map((x) => x.d),
