@@ -260,6 +260,30 @@ describe('decimal (SqlDecimal)', () => {
     );
   });
 
+  it('over Logs: groups, joins and dcount by value whatever the scale, on one worker and three', async () => {
+    // Even latencies give scale 0, odd ones scale 2: the same three values 0, 1 and 2 either way.
+    const keyed =
+      'Logs | where isnotnull(latencyMs) | extend k = iff(latencyMs % 2 == 0, todecimal(latencyMs % 3), todecimal(latencyMs % 3) * decimal(1.00))';
+    const g = await run(`${keyed} | summarize n = count(), dk = dcount(k) by k | order by k asc`, { ordered: true });
+    const values = LOGS.filter((l) => l.latencyMs !== null).map((l) => l.latencyMs as number);
+    const mod3 = (v: number) => ((v % 3) + 3) % 3;
+    assert.deepEqual(
+      g.results,
+      [0, 1, 2].map((k) => ({ k: String(k), n: values.filter((v) => mod3(v) === k).length, dk: 1 })),
+    );
+    const j = await run(
+      `${keyed} | join kind=inner (datatable(k: decimal, name: string) [decimal(1.0), "one"]) on k | summarize n = count() by name`,
+    );
+    assert.deepEqual(j.results, [{ name: 'one', n: values.filter((v) => mod3(v) === 1).length }]);
+  });
+
+  it("the forms Kusto's decimal pages show: literals and todecimal of text", async () => {
+    const r = await one(
+      'print a = decimal(1.0), b = decimal(0.1), c = decimal(1e5), n = decimal(null), t = todecimal("123.45678"), same = todecimal("123.45678") == decimal(123.45678)',
+    );
+    assert.deepEqual(r, { a: '1.0', b: '0.1', c: '100000', n: null, t: '123.45678', same: true });
+  });
+
   it('groups, joins and counts distinct by value: 1.5 and 1.50 are one key', async () => {
     const g = await run(
       'datatable(d: decimal) [decimal(1.5), decimal(1.50), decimal(2), decimal(2.000), decimal(null)] | summarize n = count() by d | order by d asc',
