@@ -168,6 +168,14 @@ describe('decimal (SqlDecimal)', () => {
     });
   });
 
+  it('toscalar of a decimal, and strings of decimals', async () => {
+    const r = await one(
+      'let m = toscalar(datatable(d: decimal) [decimal(2.50), decimal(-1)] | summarize max(d)); print t = m * 2, s = strcat("x=", m), h = m has "2.50"',
+    );
+    // 2.50 (p3 s2) × 2 (p1 s0): scale 2.
+    assert.deepEqual(r, { t: '5.00', s: 'x=2.50', h: true });
+  });
+
   it('refuses % on decimals, saying why', async () => {
     await assert.rejects(run('print decimal(5) % 2'), /no remainder operator/);
   });
