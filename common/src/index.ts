@@ -33,6 +33,8 @@ export * from './permissions.js';
 export * from './query/bare-count.js';
 export * from './query/chunk-columns.js';
 export * from './query/column-batch.js';
+export * from './query/decimal/decimal-cell.js';
+export * as sqlDecimal from './query/decimal/sql-decimal.js';
 export * from './query/duckdb-confinement.js';
 export * from './query/fragment-check.js';
 export * from './query/fragment-exec.js';

@@ -28,6 +28,7 @@ const PROTO_VALUE: Record<QueryValueType, ValueType> = {
   string: ValueType.VALUE_TYPE_STRING,
   long: ValueType.VALUE_TYPE_LONG,
   real: ValueType.VALUE_TYPE_REAL,
+  decimal: ValueType.VALUE_TYPE_DECIMAL,
   bool: ValueType.VALUE_TYPE_BOOL,
   datetime: ValueType.VALUE_TYPE_DATETIME,
   timespan: ValueType.VALUE_TYPE_TIMESPAN,

@@ -52,6 +52,7 @@ import {
   urlEncodeForm,
 } from './text-values.js';
 import { parseTimespanText } from './timespan-text.js';
+import { DECIMAL_UDFS } from './udfs/decimal-udfs.js';
 import { GEO_CELL_UDFS } from './udfs/geo-cells.js';
 import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
 import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
@@ -336,6 +337,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   () => textFunction('kql_gzip_compress', (s) => zlib.gzipSync(Buffer.from(s, 'utf8')).toString('base64')),
   () => textFunction('kql_gzip_decompress', decodeOrEmpty(gunzipStrict)),
   ...IP_ADDRESS_UDFS,
+  // Kusto's decimal (SqlDecimal) over its DuckDB cells (decision 0031).
+  ...DECIMAL_UDFS,
   ...GEO_CELL_UDFS,
   ...GEO_MEASURE_UDFS,
   // Kusto's series functions over make-series arrays (series-udfs.ts).

@@ -2,21 +2,18 @@
  * Names Kusto knows that the engine refuses on purpose, each with the reason its answer would not
  * be Kusto's. Any other unknown name is refused with the plain "not supported"; these say why, so
  * a user can tell "not built yet" from "cannot be answered exactly" (docs/query.md's refused list,
- * decisions 0023 and 0030).
+ * decisions 0023, 0030 and 0031).
  */
 
 import type { StrataError } from '@strata/common';
 import { queryError, type Span } from './errors.js';
 
 /**
- * Kusto's decimal is .NET's SqlDecimal (its type table names System.Data.SqlTypes.SqlDecimal): up
- * to 38 digits, and every value carries its own precision and scale, which decide the precision and
- * scale of each sum, product and quotient (1/3 is 0.333333). Kusto documents neither the precision
- * a literal or a conversion gets nor how it prints the scale, so an answer could differ in its
- * digits or in its text (decision 0030).
+ * SqlDecimal has no remainder operator, so nothing fixes the precision and scale of a decimal `%`
+ * (decision 0031); any choice would be a guess at Kusto's digits.
  */
-const DECIMAL_REASON =
-  "Kusto's decimal (SqlDecimal: 38 digits, each value with its own precision and scale, which decide the scale of every result) is not reproduced; reading it as real would answer other digits. Use real (todouble) instead.";
+export const DECIMAL_MODULO_REASON =
+  "Kusto's decimal is SqlDecimal, which has no remainder operator to fix the precision and scale of the answer; convert to real (todouble) or long first.";
 
 /** The one documented combined value matches none of ~420 combining steps tried (decisions 0023, 0030). */
 const HASH_COMBINE_REASON =
@@ -31,7 +28,6 @@ const REASONS: Readonly<Record<string, string>> = {
   endofweek: END_OF_REASON,
   endofmonth: END_OF_REASON,
   endofyear: END_OF_REASON,
-  todecimal: DECIMAL_REASON,
   hash_combine: HASH_COMBINE_REASON,
   hash_many: HASH_COMBINE_REASON,
 };
@@ -46,13 +42,7 @@ export function refusedFunction(name: string, span: Span): StrataError {
   );
 }
 
-/** The refusal of the decimal type where a query writes it: a literal `decimal(…)` or a type name. */
-export function refusedDecimal(what: string, span: Span): StrataError {
-  return queryError(`${what} is not supported: ${DECIMAL_REASON}`, span);
-}
-
 /** The refusal of a type name a declaration writes (`datatable`, `parse`, parameters, `typeof`). */
 export function refusedType(typeName: string, span: Span): StrataError {
-  if (typeName.toLowerCase() === 'decimal') return refusedDecimal("The type 'decimal'", span);
   return queryError(`The type '${typeName}' is not supported.`, span);
 }

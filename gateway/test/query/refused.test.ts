@@ -25,6 +25,7 @@ const CATALOG: SchemaCatalog = {
 };
 
 const SAMPLES: Record<string, string> = {
+  '%': 'T | extend v = todecimal(x) % 2',
   evaluate: 'T | evaluate autocluster()',
   scan: 'T | scan with (step s1: x > 1;)',
   facet: 'T | facet by s',
@@ -57,8 +58,6 @@ const SAMPLES: Record<string, string> = {
   series_seasonal: 'T | extend series_seasonal(d)',
   series_fft: 'T | extend series_fft(d)',
   series_ifft: 'T | extend series_ifft(d, d)',
-  todecimal: 'T | extend todecimal(s)',
-  decimal: 'print decimal(1.5)',
   hash_combine: 'T | extend hash_combine(hash(s), hash(s))',
   hash_many: 'T | extend hash_many(s, s)',
   endofday: 'T | extend endofday(timestamp)',

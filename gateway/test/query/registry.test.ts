@@ -45,6 +45,7 @@ const SAMPLES: Record<string, string> = {
   toint: 'toint(s)',
   tolong: 'tolong(y)',
   todouble: 'todouble(x)',
+  todecimal: 'todecimal(x)',
   toreal: 'toreal(s)',
   tobool: 'tobool(s)',
   toboolean: 'toboolean(s)',

@@ -136,6 +136,35 @@ describe('query endpoints over HTTP', function () {
     );
   });
 
+  it('answers Kusto decimals from stored rows: Decimal columns with text values, exact sums (decision 0031)', async () => {
+    const res = await post(`/search/${OWN}/kusto`, {
+      query:
+        'declare query_parameters(k:decimal); app.requests | extend d = todecimal(value) / decimal(3) + k | summarize s = sum(d), mx = max(d), n = dcount(d) by host | order by host asc',
+      variables: [{ id: 'k', value: '0.50' }],
+    });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { columns: unknown; results: unknown[] };
+    assert.deepEqual(body.columns, [
+      { name: 'host', type: 'String' },
+      { name: 's', type: 'Decimal' },
+      { name: 'mx', type: 'Decimal' },
+      { name: 'n', type: 'Int64' },
+    ]);
+    // value / 3 has scale max(0 + 1 + 1, 6) = 6, truncated; + 0.50 keeps scale 6.
+    const sixth = (v: number) => (BigInt(v) * 1_000_000n) / 3n + 500_000n;
+    const text = (q: bigint) => `${q / 1_000_000n}.${String(q % 1_000_000n).padStart(6, '0')}`;
+    const hostValues = (h: number) => Array.from({ length: 10 }, (_, i) => 2 * i + h);
+    assert.deepEqual(
+      body.results,
+      [0, 1].map((h) => ({
+        host: `h${h}`,
+        s: text(hostValues(h).reduce((a, v) => a + sixth(v), 0n)),
+        mx: text(sixth(18 + h)),
+        n: 10,
+      })),
+    );
+  });
+
   it('parses with columns and completions', async () => {
     const res = await post(`/search/${OWN}/kusto/parse`, { query: 'app.requests | where ', cursorPosition: 21, variables: [] });
     assert.equal(res.status, 200);

@@ -1,9 +1,12 @@
 /**
  * Result values as clients expect them: DateTime as fixed-width UTC ISO strings with 7 fractional
  * digits (Grafana sorts them as strings), TimeSpan as `[-][d.]hh:mm:ss[.fffffff]`, Int64 and
- * Float64 as JSON numbers (non-finite reals as "NaN", "Infinity", "-Infinity"), Dynamic as JSON,
- * strings never null.
+ * Float64 as JSON numbers (non-finite reals as "NaN", "Infinity", "-Infinity"), Decimal as its
+ * SqlDecimal text in a JSON string ("1.50": every digit and the scale kept, which a JSON number read
+ * as a double would lose; Grafana's converter takes a numeric string), Dynamic as JSON, strings
+ * never null.
  */
+import { decodeDecimal, sqlDecimal } from '@strata/common';
 import { type KqlType, RESULT_TYPE_NAME } from '../types.js';
 
 const pad = (n: number | bigint, width: number) => String(n).padStart(width, '0');
@@ -106,6 +109,11 @@ export function formatValue(type: KqlType, raw: unknown): ResultValue {
       if (n === Number.POSITIVE_INFINITY) return 'Infinity';
       if (n === Number.NEGATIVE_INFINITY) return '-Infinity';
       return n;
+    }
+    case 'decimal': {
+      // The cell travels as is (readable form = wire form); its text is made here.
+      const v = typeof raw === 'string' ? decodeDecimal(raw) : undefined;
+      return v ? sqlDecimal.toText(v) : null;
     }
     case 'bool':
       return raw === null || raw === undefined ? null : Boolean(raw);

@@ -330,6 +330,7 @@ const READABLE_WIRE: Record<KqlType, WireType> = {
   string: 'VARCHAR',
   long: 'BIGINT',
   real: 'DOUBLE',
+  decimal: 'VARCHAR',
   bool: 'BOOLEAN',
   datetime: 'BIGINT',
   timespan: 'BIGINT',

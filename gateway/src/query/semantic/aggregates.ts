@@ -72,7 +72,10 @@ export function args(call: CallExpr, min: number, max = min): void {
 }
 
 export function numericArg(b: Bound, call: CallExpr, allowed: KqlType[]): Bound {
-  const v = b.type === 'dynamic' ? convert(b, 'real', call.name) : b;
+  // A decimal where only reals are taken (stdev, variance, percentile…) is read as its real, as
+  // Microsoft's analyzer types those aggregates of a decimal (decision 0031).
+  const asReal = b.type === 'dynamic' || (b.type === 'decimal' && !allowed.includes('decimal') && allowed.includes('real'));
+  const v = asReal ? convert(b, 'real', call.name) : b;
   if (!allowed.includes(v.type)) {
     throw queryError(`The argument of '${call.name}' must be ${allowed.join(' or ')}; this is a ${b.type}.`, b.span);
   }
@@ -123,8 +126,17 @@ export const countifDef: AggregateDef = (call, row, env) => {
 };
 
 function sumLike(call: CallExpr, row: ExprBinder, env: AggregateEnv, filter: Sql | undefined): BoundAggregate {
-  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
+  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan', 'decimal']);
   const where = filterClause(env, filter);
+  // Decimals: the exact sum of each worker's values, then of the partial sums (decision 0031).
+  if (x.type === 'decimal')
+    return single(
+      env,
+      sql`kql_decimal_sum(list(${x.sql})${where})`,
+      'VARCHAR',
+      (p) => sql`kql_decimal_sum(list(${p}))`,
+      'decimal',
+    );
   if (x.type === 'real') return single(env, sql`sum(${x.sql})${where}`, 'DOUBLE', (p) => sql`sum(${p})`, 'real');
   return single(env, sql`TRY_CAST(sum(${x.sql})${where} AS BIGINT)`, 'BIGINT', (p) => sql`TRY_CAST(sum(${p}) AS BIGINT)`, x.type);
 }
@@ -143,7 +155,8 @@ export const sumifDef: AggregateDef = (call, row, env) => {
 
 export const avgDef: AggregateDef = (call, row, env) => {
   args(call, 1);
-  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan']);
+  const x = numericArg(row.bind(call.args[0] as Expr), call, ['long', 'real', 'timespan', 'decimal']);
+  if (x.type === 'decimal') return decimalAvg(x, env);
   const s = partial(env, sql`sum(CAST(${x.sql} AS DOUBLE))${filterClause(env)}`, 'DOUBLE');
   const n = partial(env, sql`count(${x.sql})${filterClause(env)}`, 'BIGINT');
   const type: KqlType = x.type === 'timespan' ? 'timespan' : 'real';
@@ -155,6 +168,15 @@ export const avgDef: AggregateDef = (call, row, env) => {
     outputs: [{ value: ref(f), type }],
   };
 };
+
+/** avg of decimals: exact partial sums and counts, divided once at the gateway (decimal-udfs.ts). */
+function decimalAvg(x: Bound, env: AggregateEnv): BoundAggregate {
+  const s = partial(env, sql`kql_decimal_sum(list(${x.sql})${filterClause(env)})`, 'VARCHAR');
+  const n = partial(env, sql`count(${x.sql})${filterClause(env)}`, 'BIGINT');
+  const f = finalCol(env, 'decimal');
+  const finalSql = sql`kql_decimal_avg(list(${ident(s.id)}), CAST(sum(${ident(n.id)}) AS BIGINT))`;
+  return { part: { partials: [s, n], finals: [{ col: f, sql: finalSql }] }, outputs: [{ value: ref(f), type: 'decimal' }] };
+}
 
 export const minMax =
   (fn: 'min' | 'max'): AggregateDef =>
@@ -168,7 +190,14 @@ export const minMax =
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
 export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
-  const v = x.type === 'string' ? strSql(x) : x.sql;
+  // A decimal enters a list as the JSON string of its text (bound.ts, decision 0031); in a
+  // distinct list in one form per value, so 1.5 and 1.50 count once.
+  const v =
+    x.type === 'string'
+      ? strSql(x)
+      : x.type === 'decimal'
+        ? convert(distinct ? { ...x, sql: sql`kql_decimal_normal(${x.sql})` } : x, 'dynamic', 'list').sql
+        : x.sql;
   const list = distinct ? sql`list(DISTINCT ${v})` : sql`list(${v})`;
   return sql`coalesce(to_json(${list}${filterClause(env, withNulls ? undefined : sql`${v} IS NOT NULL`)}), '[]')`;
 }
@@ -304,6 +333,7 @@ function typeSql(t: KqlType): Sql {
     string: sql`VARCHAR`,
     long: sql`BIGINT`,
     real: sql`DOUBLE`,
+    decimal: sql`VARCHAR`,
     bool: sql`BOOLEAN`,
     datetime: sql`TIMESTAMP`,
     timespan: sql`BIGINT`,

@@ -40,6 +40,8 @@ export function literalSql(lit: LiteralValue): Sql {
       return lit.value === null ? sql`CAST(NULL AS BIGINT)` : sql`${int(lit.value)}`;
     case 'real':
       return lit.value === null ? sql`CAST(NULL AS DOUBLE)` : sql`${dbl(lit.value)}`;
+    case 'decimal':
+      return lit.value === null ? sql`CAST(NULL AS VARCHAR)` : sql`${str(lit.value)}`;
     case 'bool':
       return lit.value === null ? sql`CAST(NULL AS BOOLEAN)` : sql`${bool(lit.value)}`;
     case 'datetime':
@@ -135,6 +137,23 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
           return out(sql`coalesce(CAST(${x} AS VARCHAR), '')`, true);
         case 'dynamic':
           return out(sql`coalesce(${dynamicTextSql(x)}, '')`, true);
+        case 'decimal':
+          return out(sql`coalesce(kql_decimal_text(${x}), '')`, true);
+      }
+      break;
+    case 'decimal':
+      // SqlDecimal's conversions (decision 0031; common/src/query/udfs/decimal-udfs.ts).
+      switch (b.type) {
+        case 'string':
+          return out(sql`kql_decimal_parse(${x})`);
+        case 'long':
+          return out(sql`kql_decimal_from_long(${x})`);
+        case 'real':
+          return out(sql`kql_decimal_from_real(${x})`);
+        case 'bool':
+          return out(sql`kql_decimal_from_long(CAST(${x} AS BIGINT))`);
+        case 'dynamic':
+          return out(sql`kql_decimal_parse(${dynamicTextSql(x)})`);
       }
       break;
     case 'long':
@@ -151,6 +170,8 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
           return out(x);
         case 'dynamic':
           return out(parseLongSql(dynamicTextSql(x)));
+        case 'decimal':
+          return out(sql`kql_decimal_to_long(${x})`);
       }
       break;
     case 'real':
@@ -164,6 +185,8 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
           return out(sql`CAST(CAST(${x} AS INTEGER) AS DOUBLE)`);
         case 'dynamic':
           return out(sql`TRY_CAST(${dynamicTextSql(x)} AS DOUBLE)`);
+        case 'decimal':
+          return out(sql`kql_decimal_to_real(${x})`);
       }
       break;
     case 'bool':
@@ -173,6 +196,8 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
         case 'long':
         case 'real':
           return out(sql`(${x} <> 0)`);
+        case 'decimal':
+          return out(sql`(kql_decimal_sign(${x}) <> 0)`);
         case 'dynamic':
           return out(parseBoolSql(dynamicTextSql(x)));
       }
@@ -214,6 +239,10 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
           return out(sql`to_json(${datetimeToStringSql(x)})`);
         case 'timespan':
           return out(sql`to_json(${timespanToStringSql(x)})`);
+        case 'decimal':
+          // A JSON string of the decimal's text ("1.50"): DuckDB's JSON functions read numbers as
+          // doubles, which would drop digits and the scale; todecimal() reads the text back exactly.
+          return out(sql`to_json(kql_decimal_text(${x}))`);
         default:
           return out(sql`to_json(${x})`);
       }
@@ -232,9 +261,17 @@ export function unify(items: Bound[], what: string): KqlType {
   for (const b of typed.slice(1)) {
     if (b.type === type) continue;
     if ((type === 'long' && b.type === 'real') || (type === 'real' && b.type === 'long')) type = 'real';
+    // A decimal with longs or reals is a decimal (Microsoft's analyzer types mixed arithmetic so).
+    else if (isDecimalMix(type, b.type)) type = 'decimal';
     else throw queryError(`${what}: the values have different types (${type} and ${b.type}).`, b.span);
   }
   return type;
+}
+
+/** Decimal with long, real or decimal: the pair is a decimal. */
+export function isDecimalMix(a: KqlType, b: KqlType): boolean {
+  const numeric = (t: KqlType) => t === 'long' || t === 'real' || t === 'decimal';
+  return (a === 'decimal' || b === 'decimal') && numeric(a) && numeric(b);
 }
 
 /** Brings a value to the unified type (widening or a null literal of another type). */

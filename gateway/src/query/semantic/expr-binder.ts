@@ -9,8 +9,9 @@ import { refusedFunction } from '../refused-names.js';
 import { ident, join, readsColumns, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
-import { type Bound, coerce, constant, convert, isNonEmptyConstString, strSql } from './bound.js';
+import { type Bound, coerce, constant, convert, isDecimalMix, isNonEmptyConstString, strSql } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
+import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
@@ -149,6 +150,8 @@ export class ExprBinder {
       case 'unary': {
         const operand = this.bind(expr.operand);
         if (expr.op === '+') return operand;
+        if (operand.type === 'decimal')
+          return { type: 'decimal', sql: sql`kql_decimal_negate(${operand.sql})`, notNull: operand.notNull, span: expr.span };
         const t = operand.type === 'dynamic' ? 'real' : operand.type;
         if (t !== 'long' && t !== 'real' && t !== 'timespan')
           throw queryError(`Unary '-' cannot be applied to a ${operand.type}.`, expr.span);
@@ -223,6 +226,7 @@ export class ExprBinder {
     if (r.value?.value === null) return [l, constant({ type: l.type, value: null } as LiteralValue, r.span), l.type];
     const num = (t: KqlType) => t === 'long' || t === 'real';
     if (num(l.type) && num(r.type)) return [convert(l, 'real', op), convert(r, 'real', op), 'real'];
+    if (isDecimalMix(l.type, r.type)) return [convert(l, 'decimal', op), convert(r, 'decimal', op), 'decimal'];
     if (l.type === 'dynamic') return [convert(l, r.type, op), r, r.type];
     if (r.type === 'dynamic') return [l, convert(r, l.type, op), l.type];
     if (l.type === 'guid' && r.type === 'string') return [convert(l, 'string', op), r, 'string'];
@@ -231,7 +235,7 @@ export class ExprBinder {
   }
 
   private equality(op: '==' | '!=', l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>, predicate: boolean): Bound {
-    const [l, r, type] = this.comparable(l0, r0, expr.opSpan, op);
+    const [l, r, type] = keyed(this.comparable(l0, r0, expr.opSpan, op));
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const eq = op === '==';
@@ -259,7 +263,7 @@ export class ExprBinder {
   }
 
   private ordering(op: string, l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>): Bound {
-    const [l, r, type] = this.comparable(l0, r0, expr.opSpan, op);
+    const [l, r, type] = keyed(this.comparable(l0, r0, expr.opSpan, op));
     if (type === 'dynamic' || type === 'guid') throw queryError(`'${op}' cannot order ${type} values.`, expr.opSpan);
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
@@ -280,6 +284,7 @@ export class ExprBinder {
     // Dynamic operands take part as numbers.
     const l = l0.type === 'dynamic' ? convert(l0, 'real', op) : l0;
     const r = r0.type === 'dynamic' ? convert(r0, 'real', op) : r0;
+    if (isDecimalMix(l.type, r.type)) return decimalArithmetic(op, l, r, expr);
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const tl = l.type;
@@ -449,7 +454,7 @@ export class ExprBinder {
     if (ci && type !== 'string') throw queryError(`'${op}' compares strings; this is a ${type}.`, expr.left.span);
     const side = (b: Bound): Sql => {
       const c = b.type === type ? b : b.type === 'long' && type === 'real' ? convert(b, 'real', op) : convert(b, type, op);
-      const v = type === 'string' ? strSql(c) : c.sql;
+      const v = type === 'string' ? strSql(c) : type === 'decimal' ? decimalKey(c.sql) : c.sql;
       return ci ? sql`lower(${v})` : v;
     };
     const list = join(
@@ -476,8 +481,8 @@ export class ExprBinder {
         span: expr.high.span,
       });
     }
-    const [l1, lo, t1] = this.comparable(left, low, expr.span, 'between');
-    const [l2, hi] = this.comparable(left, high, expr.span, 'between');
+    const [l1, lo, t1] = keyed(this.comparable(left, low, expr.span, 'between'));
+    const [l2, hi] = keyed(this.comparable(left, high, expr.span, 'between'));
     const ls = t1 === 'string' ? strSql(l1) : l1.sql;
     const s = sql`(${ls} >= ${lo.sql} AND ${t1 === 'string' ? strSql(l2) : l2.sql} <= ${hi.sql})`;
     return { type: 'bool', sql: expr.negated ? sql`(NOT coalesce(${s}, false))` : s, span: expr.span };

@@ -158,6 +158,13 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
   const binOut = summaryColumns[op.by.length] as Column;
   const valueColumns = summaryColumns.slice(op.by.length + 1);
   valueColumns.forEach((c, i) => {
+    // A series is an array of numbers that the series_* functions read as doubles; a decimal's
+    // digits would not survive it (decision 0031).
+    if (c.type === 'decimal')
+      throw queryError(
+        'make-series of a decimal aggregate is not supported: series hold reals, which would drop its digits; aggregate todouble(…) instead.',
+        (op.aggregates[i] as MakeSeriesOp['aggregates'][number]).item.span,
+      );
     if (c.type !== 'long' && c.type !== 'real')
       throw queryError(
         `make-series takes aggregates with numeric results; this one gives a ${c.type}.`,

@@ -4,6 +4,7 @@
  * Result column names and types follow Kusto (see naming.ts); the row cap is applied as a final
  * limit of cap + 1 rows so that truncation can be reported.
  */
+
 import { queryError, type Span } from '../errors.js';
 import { ident, int, join, readsColumns, type Sql, sql, str, ts } from '../sql/sql.js';
 import type {
@@ -28,6 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
+import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
 import { bindMakeSeries } from './make-series.js';
@@ -623,6 +625,9 @@ export class QueryBinder {
     if (b.type === type) return b.sql;
     if (b.value !== undefined && b.value.value === null) return nullOf(type);
     if (b.type === 'long' && type === 'real') return coerce(b, 'real');
+    // A number into a decimal column converts as todecimal does: a real by SqlDecimal(double), as
+    // the public report decision 0030 cites shows (2.2 stored as 2.2000000000000002; decision 0031).
+    if (type === 'decimal' && (b.type === 'long' || b.type === 'real')) return convert(b, 'decimal', what).sql;
     if (type === 'dynamic') return convert(b, 'dynamic', what).sql;
     throw queryError(`${what}: a ${b.type} value cannot go into a ${type} column.`, b.span);
   }
@@ -1070,6 +1075,8 @@ export class QueryBinder {
     if (l.type === r.type) {
       if (l.type === 'string') return { left: sql`coalesce(${identOf(l)}, '')`, right: sql`coalesce(${identOf(r)}, '')` };
       if (l.type === 'dynamic') return { left: sql`CAST(${identOf(l)} AS VARCHAR)`, right: sql`CAST(${identOf(r)} AS VARCHAR)` };
+      // Decimals match by value (1.5 with 1.50): the cells' keys (decision 0031).
+      if (l.type === 'decimal') return { left: decimalKey(identOf(l)), right: decimalKey(identOf(r)) };
       return { left: identOf(l), right: identOf(r) };
     }
     if (num(l.type) && num(r.type))
@@ -1244,7 +1251,11 @@ export class QueryBinder {
       }
       const col: Column = { name: name as string, type: b.type, id: this.ids.column() };
       if (b.column?.origin) col.origin = b.column.origin;
-      keyOutputs.push({ col, sql: b.type === 'string' ? strSql(b) : b.sql });
+      // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
+      keyOutputs.push({
+        col,
+        sql: b.type === 'string' ? strSql(b) : b.type === 'decimal' ? sql`kql_decimal_normal(${b.sql})` : b.sql,
+      });
     }
 
     keyOutputs.push(...extraKeys);
@@ -1546,7 +1557,9 @@ function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
       return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
     case 'datetime':
     case 'timespan':
-      // As todatetime/totimespan of the element (make-series writes its axis as such strings).
+    case 'decimal':
+      // As todatetime/totimespan/todecimal of the element (make-series writes its axis as such
+      // strings; a decimal in a dynamic value is the string of its text).
       return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
@@ -1580,6 +1593,7 @@ const DATA_TYPE: Record<KqlType, string> = {
   string: 'System.String',
   long: 'System.Int64',
   real: 'System.Double',
+  decimal: 'System.Data.SqlTypes.SqlDecimal',
   bool: 'System.SByte',
   datetime: 'System.DateTime',
   timespan: 'System.TimeSpan',

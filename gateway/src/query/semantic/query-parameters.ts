@@ -3,6 +3,7 @@
  * `variables` (`[{ id, type?, value }]`, the Logship clients' shape). A value must read as the
  * declared type; anything else is a 400 naming the parameter, never a silent null.
  */
+import { encodeDecimal, sqlDecimal } from '@strata/common';
 import { queryError } from '../errors.js';
 import type { LiteralValue, QueryParameter } from '../syntax/ast.js';
 import {
@@ -47,6 +48,12 @@ export function parameterLiteral(p: QueryParameter, value: unknown): LiteralValu
       const v = typeof value === 'number' ? value : text === undefined ? undefined : parseRealLiteral(text);
       if (v === undefined) throw bad();
       return { type: 'real', value: v };
+    }
+    case 'decimal': {
+      // SqlDecimal.Parse of the text (a JSON number as JavaScript writes it, exponent included).
+      const v = text === undefined || typeof value === 'boolean' ? undefined : sqlDecimal.parseLiteral(text);
+      if (v === undefined) throw bad();
+      return { type: 'decimal', value: encodeDecimal(v) };
     }
     case 'bool': {
       const v = typeof value === 'boolean' ? value : text === undefined ? undefined : parseBoolLiteral(text);

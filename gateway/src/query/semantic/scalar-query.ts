@@ -30,6 +30,7 @@ const PARAM_TYPE: Record<KqlType, ParamValue['type']> = {
   string: 'VARCHAR',
   long: 'BIGINT',
   real: 'DOUBLE',
+  decimal: 'VARCHAR',
   bool: 'BOOLEAN',
   datetime: 'TIMESTAMP',
   timespan: 'BIGINT',

@@ -11,6 +11,8 @@ export type LiteralValue =
   | { type: 'string'; value: string }
   | { type: 'long'; value: bigint | null }
   | { type: 'real'; value: number | null }
+  /** A decimal as its DuckDB cell (common's decimal-cell.ts: value, precision and scale). */
+  | { type: 'decimal'; value: string | null }
   | { type: 'bool'; value: boolean | null }
   | { type: 'datetime'; value: bigint | null }
   | { type: 'timespan'; value: bigint | null }

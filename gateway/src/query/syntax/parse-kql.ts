@@ -6,9 +6,9 @@
  * Completions for the editor (`kustoCompletions`) come from Microsoft's language service here
  * too, as plain data: no other file touches the bridge objects (docs/decisions/0003-kql-engine.md).
  */
-import type { StrataError } from '@strata/common';
+import { encodeDecimal, type StrataError, sqlDecimal } from '@strata/common';
 import { queryError, type Span, unsupportedOperator } from '../errors.js';
-import { refusedDecimal, refusedType } from '../refused-names.js';
+import { refusedType } from '../refused-names.js';
 import { type KqlType, kqlTypeFromName } from '../types.js';
 import type {
   CallSource,
@@ -1239,7 +1239,14 @@ class Converter {
       if (v === undefined) throw bad('long');
       return { type: 'long', value: v };
     }
-    if (kind === k.DecimalLiteralExpression) throw refusedDecimal(`The decimal literal '${text}'`, spanOf(node));
+    if (kind === k.DecimalLiteralExpression) {
+      // decimal(1.50), decimal(1e5), decimal(null): SqlDecimal's reading of the text (decision 0031).
+      const inner = /^decimal\s*\(\s*(.*?)\s*\)$/is.exec(text)?.[1];
+      if (inner !== undefined && inner.toLowerCase() === 'null') return { type: 'decimal', value: null };
+      const v = inner === undefined ? undefined : sqlDecimal.parseLiteral(inner);
+      if (v === undefined) throw bad('decimal');
+      return { type: 'decimal', value: encodeDecimal(v) };
+    }
     if (kind === k.RealLiteralExpression) {
       const v = parseRealLiteral(text);
       if (v === undefined) throw bad('real');

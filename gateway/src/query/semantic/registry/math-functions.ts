@@ -5,12 +5,14 @@
  * long arithmetic does (shifts count modulo 64). Everything is DuckDB SQL, so a function answers
  * the same on a worker and in the gateway's merge.
  */
+
 import { queryError } from '../../errors.js';
 import { join, type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, unify } from '../bound.js';
 import { arity } from './arguments.js';
+import { decimalCeiling, decimalSign } from './decimal-functions.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
 
@@ -26,9 +28,9 @@ const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s
 const NAN = sql`CAST('NaN' AS DOUBLE)`;
 const INF = sql`CAST('Infinity' AS DOUBLE)`;
 
-/** A numeric argument as DOUBLE. */
+/** A numeric argument as DOUBLE (a decimal by SqlDecimal.ToDouble: these functions answer reals). */
 function real(b: Bound, call: CallExpr, what = 'argument'): Sql {
-  want(b, ['long', 'real'], call, what);
+  want(b, ['long', 'real', 'decimal'], call, what);
   return coerce(b, 'real');
 }
 
@@ -133,6 +135,7 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   sign: (args, call) => {
     arity(call, args.length, 1);
     const x = args[0] as Bound;
+    if (x.type === 'decimal') return decimalSign(x, call);
     want(x, ['long', 'real'], call);
     // Always a real (Microsoft's analyzer); .NET's Math.Sign raises on NaN, Kusto gives null there.
     const v = coerce(x, 'real');
@@ -153,6 +156,7 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   ceiling: (args, call) => {
     arity(call, args.length, 1);
     const x = args[0] as Bound;
+    if (x.type === 'decimal') return decimalCeiling(x, call);
     want(x, ['long', 'real'], call);
     return x.type === 'long' ? result('long', x.sql, call) : result('real', sql`ceil(${x.sql})`, call);
   },

@@ -4,6 +4,7 @@
  * Names that are only the product's (Logship's) own are marked `origin: 'product'`.
  */
 import { DATETIME_FUNCTIONS } from './datetime-functions.js';
+import { DECIMAL_FUNCTIONS } from './decimal-functions.js';
 import { DYNAMIC_FUNCTIONS } from './dynamic-functions.js';
 import { DYNAMIC_RESHAPE_FUNCTIONS } from './dynamic-reshape-functions.js';
 import { GEO_FUNCTIONS } from './geo-functions.js';
@@ -106,6 +107,7 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   ...STRING_FUNCTIONS,
   ...DATETIME_FUNCTIONS,
   ...MATH_FUNCTIONS,
+  ...DECIMAL_FUNCTIONS,
   ...IP_FUNCTIONS,
   ...HASH_FUNCTIONS,
   ...IPV6_FUNCTIONS,

@@ -3,6 +3,7 @@
  * Kusto's semantics. The declarations (signatures, return type, naming) that point here are in
  * `scalar-functions.ts`; this file holds only the implementations and their shared helpers.
  */
+
 import { parseTimespanText } from '@strata/common';
 import { queryError, type Span } from '../../errors.js';
 import { int, join, type Sql, sql, str, trusted, ts } from '../../sql/sql.js';
@@ -18,6 +19,7 @@ import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import type { ExprBinder } from '../expr-binder.js';
+import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
 type CallExpr = Extract<Expr, { kind: 'call' }>;
 /** Binds one call whose arguments are already bound. */
@@ -98,6 +100,7 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
     want(s, ['timespan'], call, 'bin size');
     return bound('timespan', positive(sql`(${v.sql} - ((${v.sql} % ${s.sql}) + ${s.sql}) % ${s.sql})`), call);
   }
+  if (v.type === 'decimal' || s.type === 'decimal') return decimalBin(v, s, call);
   if (v.type === 'long' && s.type === 'long') {
     return bound('long', positive(sql`(${v.sql} - ((${v.sql} % ${s.sql}) + ${s.sql}) % ${s.sql})`), call);
   }
@@ -263,6 +266,7 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     arity(call, 1, 2);
     if (args.length === 2) return binSql(args[0] as Bound, args[1] as Bound, call);
     const x = args[0] as Bound;
+    if (x.type === 'decimal') return decimalFloor(x, call);
     want(x, ['long', 'real'], call);
     return x.type === 'long' ? { ...x, span: call.span } : bound('real', sql`floor(${x.sql})`, call);
   },
@@ -413,9 +417,10 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
   round: (args, call) => {
     arity(call, 1, 2);
     const x = args[0] as Bound;
-    want(x, ['long', 'real'], call);
     const digits = args[1];
     if (digits) want(digits, ['long'], call, 'precision');
+    if (x.type === 'decimal') return decimalRound(x, digits, call);
+    want(x, ['long', 'real'], call);
     const d = digits ? sql`CAST(${digits.sql} AS INTEGER)` : sql`0`;
     if (x.type === 'long') return bound('long', sql`CAST(round(${x.sql}, ${d}) AS BIGINT)`, call);
     return bound('real', sql`round(${x.sql}, ${d})`, call);
@@ -423,13 +428,15 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
   abs: (args, call) => {
     arity(call, 1);
     const x = args[0] as Bound;
+    if (x.type === 'decimal') return decimalAbs(x, call);
     want(x, ['long', 'real', 'timespan'], call);
     return bound(x.type, sql`abs(${x.sql})`, call);
   },
   sqrt: (args, call) => {
     arity(call, 1);
     const x = args[0] as Bound;
-    want(x, ['long', 'real'], call);
+    // A real also of a decimal (Microsoft's analyzer), through SqlDecimal.ToDouble.
+    want(x, ['long', 'real', 'decimal'], call);
     const v = coerce(x, 'real');
     return bound('real', sql`(CASE WHEN ${v} >= 0 THEN sqrt(${v}) END)`, call);
   },
