@@ -55,7 +55,7 @@ describe('scan connections kept between queries', function () {
       assert.equal(old?.n, acknowledged - 1, 'the held snapshot does not see the newer row');
       await held!.release();
       // The held snapshot's connection is kept and reused now: its new snapshot sees the row.
-      const next = await t.engine.openScan(ACCOUNT, 'R');
+      const next: ScanHandle | undefined = await t.engine.openScan(ACCOUNT, 'R');
       try {
         assert.equal(next!.connection, heldConnection);
         const [row] = (await (
