@@ -199,6 +199,8 @@ export async function startCluster(name, workerCount, { etcd = false } = {}) {
     coordinator,
     channels,
     query: client.query,
+    /** The gateway's HTTP address. */
+    url: `http://127.0.0.1:${gateway.port}`,
     async stop() {
       for (const r of roles.reverse()) await r.stop();
       channels.close();

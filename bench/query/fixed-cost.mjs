@@ -4,6 +4,8 @@
 // gateway and the worker show apart from the statement. --etcd coordinates through a real etcd.
 //
 //   npx tsc -b tsconfig.build.json && node bench/query/fixed-cost.mjs [--rows 100000] [--runs 2000] [--etcd]
+//
+// --serve only starts the cluster, prints its address and serves until stdin ends (fixed-ab.mjs).
 import { rmSync } from 'node:fs';
 import { DATA, loadRows, numberArg, QUERIES, startCluster } from './bench-cluster.mjs';
 
@@ -16,16 +18,23 @@ try {
   cluster = await startCluster('fixed', 1, { etcd: process.argv.includes('--etcd') });
   await loadRows(cluster.workers[0].storage, ROWS, 0, 1);
   const { kql } = QUERIES[QUERY];
-  for (let i = 0; i < 50; i++) await cluster.query(kql);
-  const samples = [];
-  for (let i = 0; i < RUNS; i++) {
-    const s = performance.now();
-    await cluster.query(kql);
-    samples.push(performance.now() - s);
+  if (process.argv.includes('--serve')) {
+    // For fixed-ab.mjs: say where the gateway listens, then serve until stdin ends.
+    console.log(JSON.stringify({ url: cluster.url, kql }));
+    process.stdin.resume();
+    await new Promise((resolve) => process.stdin.once('end', resolve));
+  } else {
+    for (let i = 0; i < 50; i++) await cluster.query(kql);
+    const samples = [];
+    for (let i = 0; i < RUNS; i++) {
+      const s = performance.now();
+      await cluster.query(kql);
+      samples.push(performance.now() - s);
+    }
+    samples.sort((a, b) => a - b);
+    const q = (f) => samples[Math.floor(f * (samples.length - 1))].toFixed(2);
+    console.log(`${kql}: ${RUNS} runs, median ${q(0.5)} ms (quartiles ${q(0.25)}–${q(0.75)})`);
   }
-  samples.sort((a, b) => a - b);
-  const q = (f) => samples[Math.floor(f * (samples.length - 1))].toFixed(2);
-  console.log(`${kql}: ${RUNS} runs, median ${q(0.5)} ms (quartiles ${q(0.25)}–${q(0.75)})`);
 } finally {
   await cluster?.stop();
   rmSync(DATA, { recursive: true, force: true });

@@ -44,6 +44,13 @@ export class StrataError extends Error {
   }
 }
 
+/**
+ * The abort reason given to the signals of a query that ended (what still listens stops). One
+ * shared instance: making an Error captures its stack (~20 µs, a few times per query on the small
+ * query path, decision 0032), and this reason is never an answer — a query that finished has one.
+ */
+export const QUERY_FINISHED = new StrataError('cancelled', 'The query finished.');
+
 export const invalid = (message: string, details?: ErrorDetail[]) => new StrataError('invalid', message, { details });
 export const notFound = (message: string) => new StrataError('not_found', message);
 export const forbidden = (message = 'No permission.') => new StrataError('forbidden', message);

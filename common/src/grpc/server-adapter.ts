@@ -29,9 +29,16 @@ function contextOf(call: ServerUnaryCall<unknown, unknown> | ServerWritableStrea
     );
     timer.unref();
   }
-  call.on('cancelled', () => controller.abort(new StrataError('cancelled', `${method} was cancelled.`)));
+  // grpc-js reports 'cancelled' after every call, also once the status was sent: only a call
+  // whose handler is still running is cancelled (and only then is the error made, ~20 µs a call).
+  const onCancelled = () => controller.abort(new StrataError('cancelled', `${method} was cancelled.`));
+  call.once('cancelled', onCancelled);
   const ctx: CallContext = { signal: controller.signal, deadlineMs, metadata: call.metadata, method };
-  return { ctx, done: () => timer && clearTimeout(timer) };
+  const done = () => {
+    if (timer) clearTimeout(timer);
+    call.removeListener('cancelled', onCancelled);
+  };
+  return { ctx, done };
 }
 
 /**

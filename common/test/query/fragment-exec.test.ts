@@ -43,6 +43,32 @@ describe('query fragment execution', () => {
     }
   });
 
+  it('a bounded (materialized) result of many chunks comes out whole, in order, in batches', async () => {
+    const c = await instance.connect();
+    try {
+      // 5,000 rows: three DuckDB chunks of at most 2,048, read from memory (no fetchChunk), in
+      // batches of about 1,000 rows; the same rows as the streamed (unbounded) run.
+      const sql = 'WITH "s0" AS (SELECT g AS "c0" FROM range(0, 5000) AS r(g) ORDER BY g) SELECT "c0" FROM "s0"';
+      const run = async (extra: Partial<FragmentStatement>) => {
+        const batches = [];
+        for await (const b of runFragment(c, '"t"', ['Host', 'n'], statement(sql, extra), new AbortController().signal, 1000))
+          batches.push(b);
+        return batches;
+      };
+      const bounded = await run({ maxRows: 5000n });
+      assert.ok(bounded.length >= 2 && bounded.slice(0, -1).every((b) => b.rowCount >= 1000));
+      const values = bounded.flatMap((b) => b.columns[0] as bigint[]);
+      assert.deepEqual(
+        values,
+        Array.from({ length: 5000 }, (_, i) => BigInt(i)),
+      );
+      const streamed = (await run({})).flatMap((b) => b.columns[0] as bigint[]);
+      assert.deepEqual(streamed, values);
+    } finally {
+      c.closeSync();
+    }
+  });
+
   it('an abort interrupts a running statement', async () => {
     const c = await instance.connect();
     try {

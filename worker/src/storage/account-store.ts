@@ -42,6 +42,7 @@ import { type Deleted, dropTable, expireTable } from './lifecycle.js';
 import { type PurgeProgress, purgeStep } from './purge.js';
 import type { RetentionRules } from './retention-rules.js';
 import { openSnapshot, type ScanRange, type ScanSnapshot, type SegmentView } from './scan.js';
+import { ScanConnections } from './scan-connections.js';
 import { sealTable } from './sealer.js';
 import { attachSegmentFiles, detachSegmentFile } from './segment-format.js';
 import { SegmentReclaimer } from './segment-reclaimer.js';
@@ -167,6 +168,7 @@ export class AccountStore {
       const ctx: StorageContext = {
         accountId: o.accountId,
         instance,
+        scanConnections: new ScanConnections(instance),
         tables,
         tableLocks: new KeyedMutex<number>(),
         reclaimer: new SegmentReclaimer(
@@ -604,6 +606,7 @@ export class AccountStore {
       );
     }
     await this.threadsChain;
+    this.ctx.scanConnections.close();
     this.writerConn.closeSync();
     this.maintenanceConn.closeSync();
     this.settingsConn.closeSync();

@@ -208,7 +208,8 @@ async function readTableCatalog(
  * Opens a consistent snapshot of some schemas of an account. See StorageEngine.openSnapshot for
  * the contract; this is its implementation.
  *
- * The snapshot is a DuckDB read transaction on a fresh connection. Within it, each schema's
+ * The snapshot is a DuckDB read transaction on a connection of its own (kept between queries:
+ * scan-connections.ts). Within it, each schema's
  * columns, hot rows and listed segments are read at one point in time: a seal or compaction
  * committing meanwhile is invisible to it, so no row is seen twice or missed. The scan registers
  * with the reclaimer before the transaction starts, so segment files it lists are not deleted
@@ -227,17 +228,19 @@ export async function openSnapshot(
 ): Promise<ScanSnapshot> {
   const ranges = requests.map((r) => checkRange(r));
   const unregister = ctx.reclaimer.registerScan();
-  const connection = await ctx.instance.connect();
+  const connection = await ctx.scanConnections.take();
   let released = false;
   const release = async () => {
     if (released) return;
     released = true;
+    let clean = true;
     try {
       await connection.run('ROLLBACK');
     } catch {
-      // no transaction left to end
+      // no transaction left to end: the connection is not reused
+      clean = false;
     }
-    connection.closeSync();
+    ctx.scanConnections.give(connection, clean);
     unregister();
   };
   try {

@@ -5,6 +5,7 @@ import type { CatalogChanges } from './catalog-changes.js';
 import type { FreeSpaceGuard } from './free-space-guard.js';
 import type { KeyedMutex } from './keyed-mutex.js';
 import type { RetentionRules } from './retention-rules.js';
+import type { ScanConnections } from './scan-connections.js';
 import type { SegmentReclaimer } from './segment-reclaimer.js';
 import type { AccountPaths } from './storage-layout.js';
 
@@ -16,6 +17,8 @@ import type { AccountPaths } from './storage-layout.js';
 export interface StorageContext {
   accountId: string;
   instance: DuckDBInstance;
+  /** Connections for query snapshots, kept between queries (scan.ts). */
+  scanConnections: ScanConnections;
   tables: TableDirectory;
   /** Per table id: schema changes, seals and compaction swaps of one table never overlap. */
   tableLocks: KeyedMutex<number>;

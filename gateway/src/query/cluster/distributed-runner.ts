@@ -8,7 +8,14 @@
  * the account may fail without changing the answer.
  */
 import { setMaxListeners } from 'node:events';
-import { type ChannelPool, type ColumnBatch, type Coordinator, StrataError, type WorkerRegistration } from '@strata/common';
+import {
+  type ChannelPool,
+  type ColumnBatch,
+  type Coordinator,
+  QUERY_FINISHED,
+  StrataError,
+  type WorkerRegistration,
+} from '@strata/common';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
 import type { FragmentRunner } from '../exec/executor.js';
 import type { FragmentSpec, SingleWorkerSpec } from '../plan/planner.js';
@@ -118,6 +125,6 @@ async function* run(
     yield* mergeStreams(streams, () => calls.abort(new StrataError('cancelled', 'The query stopped.')));
   } finally {
     signal.removeEventListener('abort', onAbort);
-    calls.abort(new StrataError('cancelled', 'The query finished.'));
+    calls.abort(QUERY_FINISHED);
   }
 }

@@ -10,6 +10,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import {
   bindValues,
   inlineParams,
+  QUERY_FINISHED,
   queryFailure,
   queryTimeoutMessage,
   quoteIdentifier,
@@ -97,7 +98,7 @@ export async function executePlanColumnar(
   } finally {
     if (timer) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
-    if (!controller.signal.aborted) controller.abort(new StrataError('cancelled', 'The query finished.'));
+    if (!controller.signal.aborted) controller.abort(QUERY_FINISHED);
   }
 }
 
