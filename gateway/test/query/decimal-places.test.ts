@@ -4,10 +4,11 @@
  * that takes one. The values themselves are checked in decimal.test.ts.
  */
 import assert from 'node:assert/strict';
-import { isStrataError, type StrataError } from '@strata/common';
+import type { StrataError } from '@strata/common';
 import { before, describe, it } from 'mocha';
 import { planQuery, warmQueryEngine } from '../../src/query/engine.js';
 import type { KqlType, SchemaCatalog } from '../../src/query/types.js';
+import { planRefusal } from './fixture.js';
 
 const CATALOG: SchemaCatalog = {
   tables: [
@@ -29,14 +30,7 @@ function typeOf(query: string, column: string): KqlType | undefined {
 }
 
 function refusal(query: string): StrataError {
-  try {
-    planQuery(query, CATALOG);
-  } catch (err) {
-    assert.ok(isStrataError(err), `not a StrataError: ${String(err)}`);
-    assert.equal(err.kind, 'invalid');
-    return err;
-  }
-  assert.fail(`accepted: ${query}`);
+  return planRefusal(query, CATALOG);
 }
 
 describe('decimal where a query writes it (decision 0031)', () => {

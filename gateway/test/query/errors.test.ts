@@ -3,11 +3,12 @@
  * token positions point into the query text; limits are enforced before parsing.
  */
 import assert from 'node:assert/strict';
-import { isStrataError, type StrataError } from '@strata/common';
+import type { StrataError } from '@strata/common';
 import { before, describe, it } from 'mocha';
-import { planQuery, warmQueryEngine } from '../../src/query/engine.js';
+import { warmQueryEngine } from '../../src/query/engine.js';
 import { parseQuery } from '../../src/query/parse-info.js';
 import type { SchemaCatalog } from '../../src/query/types.js';
+import { planRefusal } from './fixture.js';
 
 const CATALOG: SchemaCatalog = {
   tables: [
@@ -23,14 +24,7 @@ const CATALOG: SchemaCatalog = {
 };
 
 function refusal(query: string): StrataError {
-  try {
-    planQuery(query, CATALOG);
-  } catch (err) {
-    assert.ok(isStrataError(err), `not a StrataError: ${String(err)}`);
-    assert.equal(err.kind, 'invalid');
-    return err;
-  }
-  assert.fail(`accepted: ${query}`);
+  return planRefusal(query, CATALOG);
 }
 
 /** The text the first error token points at. */

@@ -4,8 +4,9 @@
  * tests are computed from `LOGS` in TypeScript, independently of the engine's SQL.
  */
 import assert from 'node:assert/strict';
+import { isStrataError, type StrataError } from '@strata/common';
 import { executePlan, MergeDatabase, planQuery, type QueryResult, warmQueryEngine } from '../../src/query/engine.js';
-import type { KqlType } from '../../src/query/types.js';
+import type { KqlType, SchemaCatalog } from '../../src/query/types.js';
 import { FakeWorkers, type TestTable } from './fake-workers.js';
 
 export const NOW = new Date(Date.UTC(2024, 2, 10, 12, 0, 0));
@@ -225,4 +226,16 @@ export function approx(actual: unknown, expected: number, tolerance = 1e-9): voi
   assert.equal(typeof actual, 'number', `expected a number, got ${JSON.stringify(actual)}`);
   const a = actual as number;
   assert.ok(Math.abs(a - expected) <= tolerance * Math.max(1, Math.abs(expected)), `${a} is not ≈ ${expected}`);
+}
+
+/** The 400-kind StrataError planning `query` against `catalog` fails with (fails the test if it plans). */
+export function planRefusal(query: string, catalog: SchemaCatalog): StrataError {
+  try {
+    planQuery(query, catalog);
+  } catch (err) {
+    assert.ok(isStrataError(err), `not a StrataError: ${String(err)}`);
+    assert.equal(err.kind, 'invalid');
+    return err;
+  }
+  assert.fail(`accepted: ${query}`);
 }
