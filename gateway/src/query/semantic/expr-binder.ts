@@ -344,7 +344,7 @@ export class ExprBinder {
             break;
           }
           // Substring tests first rule out most rows for a fraction of the regex's cost; each is
-          // implied by the regex, so the answer cannot change (decisions 0011, 0033).
+          // implied by the regex, so the answer cannot change (decisions 0014, 0033).
           s = prefiltered(
             subject,
             regexLiteralPrefilter(needle, cs),
