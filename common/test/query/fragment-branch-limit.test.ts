@@ -60,13 +60,10 @@ describe('take fragments over scan branches', () => {
     }
   }
 
-  it('groups the branches one, two, four, … in order', () => {
-    const groups = branchGroups(['a', 'b', 'c', 'd', 'e', 'f']);
-    assert.deepEqual(groups, [
-      'a',
-      '(SELECT * FROM b UNION ALL SELECT * FROM c)',
-      '(SELECT * FROM d UNION ALL SELECT * FROM e UNION ALL SELECT * FROM f)',
-    ]);
+  it('groups the branches two, two, four, eight, … in order', () => {
+    const u = (...bs: string[]) => `(${bs.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
+    assert.deepEqual(branchGroups(['a']), ['a']);
+    assert.deepEqual(branchGroups('abcdefghijk'.split('')), [u('a', 'b'), u('c', 'd'), u('e', 'f', 'g', 'h'), u('i', 'j', 'k')]);
   });
 
   for (const [path, maxRows] of [
@@ -75,9 +72,10 @@ describe('take fragments over scan branches', () => {
   ] as const) {
     it(`returns the limit, rows passing the filter, and stops before later branches (${path})`, async () => {
       const empty = '(SELECT id, msg FROM t WHERE false)';
-      // 100 "m3" rows per branch: the first two groups (empty hot rows; parts 0 and 1) hold 200.
+      // 100 "m3" rows per part: the first two groups (empty hot rows and part 0; parts 1 and 2)
+      // hold 300, the third group ends with the failing branch.
       const branches = [empty, part(0), part(1), part(2), part(3), part(4), part(5), FAILS];
-      for (const limit of [1, 50, 150, 200]) {
+      for (const limit of [1, 50, 150, 300]) {
         const got = await rows(take('"c1" = $1', limit, maxRows), branches);
         assert.equal(got.length, limit, `take ${limit}`);
         assert.ok(
