@@ -108,7 +108,11 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
       s = sql`(${s})`;
     }
   } else {
-    const parts = [...new Set(nonEmpty)].map((t) =>
+    // Terms with a prefilter first: DuckDB evaluates the conjuncts in order on the rows still
+    // passing, so a term without one (has_all ("ok", …)) runs its regex only on those rows.
+    const distinct = [...new Set(nonEmpty)];
+    const withPrefilter = distinct.filter((t) => prefilterSql(subject, regexLiteralPrefilter(t, false)) !== undefined);
+    const parts = [...withPrefilter, ...distinct.filter((t) => !withPrefilter.includes(t))].map((t) =>
       prefiltered(subject, regexLiteralPrefilter(t, false), sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`),
     );
     s = parts.length === 0 ? sql`true` : parts.reduce((acc, p) => sql`(${acc} AND ${p})`);
