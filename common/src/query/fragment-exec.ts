@@ -53,6 +53,12 @@ export interface FragmentStatement {
    * answer over all of them. Lets runFragment run it per scan branch (see there).
    */
   branchTopN?: BranchTopN;
+  /**
+   * Any this many of the statement's rows are its answer (ExecuteFragmentRequest.branch_limit: a
+   * take without an order). Lets runFragment run it over scan branches, a few at a time, and stop
+   * once it has them (see there).
+   */
+  branchLimit?: bigint;
 }
 
 export interface BranchTopN {
@@ -187,8 +193,27 @@ export function fragmentSql(
 }
 
 /**
+ * Groups of scan branches a take without an order runs over, one group after another: the first
+ * two branches (the hot rows and the oldest segment), then two more, then groups twice as large as
+ * the one before, each as a relation (their UNION ALL). The hot rows alone would often be a
+ * statement for few or no rows: measured 1.5–3 ms more than one statement at 1 M rows. Why: over the UNION ALL of all segments, DuckDB's LIMIT does not stop the other
+ * segments' scans once it has its rows, so `where … | take 100` read a share of every segment
+ * and took longer with every segment the range held (decision 0033). Doubling keeps the number of
+ * statements logarithmic where few rows pass the filter.
+ */
+export function branchGroups(branches: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let at = 0, size = 2, next = 2; at < branches.length; at += size, size = next, next *= 2) {
+    const group = branches.slice(at, at + size);
+    out.push(group.length === 1 ? (group[0] as string) : `(${group.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`);
+  }
+  return out;
+}
+
+/**
  * Runs a fragment over `relation` (made of `branches`, when given: see fragmentSql) on
- * `connection`; an abort interrupts the statement.
+ * `connection`; an abort interrupts the statement. A take without an order (branchLimit) runs
+ * over groups of branches (branchGroups) until it has its rows.
  */
 export async function* runFragment(
   connection: DuckDBConnection,
@@ -197,6 +222,33 @@ export async function* runFragment(
   statement: FragmentStatement,
   signal: AbortSignal,
   batchRows = 8192,
+  branches?: readonly string[],
+): AsyncGenerator<ColumnBatch> {
+  const limit = statement.branchLimit;
+  if (limit === undefined || statement.branchTopN || !branches || branches.length < 2) {
+    yield* runStatement(connection, relation, available, statement, signal, batchRows, branches);
+    return;
+  }
+  let need = limit;
+  for (const group of branchGroups(branches)) {
+    if (need <= 0n) return;
+    for await (const batch of runStatement(connection, group, available, statement, signal, batchRows)) {
+      if (need <= 0n) break;
+      const rows = BigInt(batch.rowCount) > need ? Number(need) : batch.rowCount;
+      yield rows === batch.rowCount ? batch : { rowCount: rows, columns: batch.columns.map((c) => c.slice(0, rows)) };
+      need -= BigInt(rows);
+    }
+  }
+}
+
+/** Runs the statement once over `relation` (per branch for a top-N: fragmentSql). */
+async function* runStatement(
+  connection: DuckDBConnection,
+  relation: string,
+  available: readonly string[],
+  statement: FragmentStatement,
+  signal: AbortSignal,
+  batchRows: number,
   branches?: readonly string[],
 ): AsyncGenerator<ColumnBatch> {
   signal.throwIfAborted();

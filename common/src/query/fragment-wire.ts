@@ -120,6 +120,7 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
     viewRevision: target.view?.revision ?? 0,
     segmentOwners: target.view?.owners.map((o) => ({ segmentId: o.segmentId, workerId: o.workerId })) ?? [],
     termHints: (target.terms ?? []).map((h) => ({ column: h.column, anyOf: h.anyOf.map((keys) => ({ keys })) })),
+    ...(statement.branchLimit !== undefined ? { branchLimit: Number(statement.branchLimit) } : {}),
     ...(statement.branchTopN
       ? {
           branchTopN: {
@@ -148,7 +149,14 @@ export function decodeFragmentStatement(req: ExecuteFragmentRequest): FragmentSt
     columns: req.columns.map((c) => ({ id: c.id, type: wireTypeFromProto(c.type) })),
     ...(req.maxRows !== undefined ? { maxRows: BigInt(req.maxRows) } : {}),
     ...(req.branchTopN ? { branchTopN: branchTopNOf(req.branchTopN, req.columns.length) } : {}),
+    ...(req.branchLimit !== undefined ? { branchLimit: branchLimitOf(req.branchLimit) } : {}),
   };
+}
+
+function branchLimitOf(limit: number): bigint {
+  if (!Number.isSafeInteger(limit) || limit < 0)
+    throw new StrataError('invalid', 'A branch limit must be a non-negative integer.');
+  return BigInt(limit);
 }
 
 function branchTopNOf(t: NonNullable<ExecuteFragmentRequest['branchTopN']>, columns: number): BranchTopN {

@@ -63,6 +63,16 @@ describe('query fragment wire format', () => {
       assert.throws(() => decodeFragmentStatement({ ...req, branchTopN: bad }), /top-N/);
   });
 
+  it('round-trips the limit of a take without an order, and refuses a negative one', () => {
+    const req = encodeFragmentRequest({ accountId: 'a1', schema: 's' }, { ...statement, branchLimit: 100n });
+    assert.equal(decodeFragmentStatement(req).branchLimit, 100n);
+    assert.equal(
+      decodeFragmentStatement(encodeFragmentRequest({ accountId: 'a1', schema: 's' }, statement)).branchLimit,
+      undefined,
+    );
+    assert.throws(() => decodeFragmentStatement({ ...req, branchLimit: -1 }), /branch limit/);
+  });
+
   it('leaves out an open time range and a missing row bound', () => {
     const { maxRows: _, ...unbounded } = statement;
     const req = encodeFragmentRequest({ accountId: 'a1', schema: 's' }, unbounded);

@@ -132,6 +132,30 @@ describe('query planning and distributed execution', () => {
     assert.equal(planQuery('Logs | summarize count() by host', catalog).fragments[0]?.limit, undefined);
   });
 
+  it('marks a take without an order over filters and projections as any rows (branchLimit, decision 0033)', () => {
+    for (const q of [
+      'Logs | where message contains "db-3" | take 100',
+      'Logs | where message has "timeout" | project host, message | take 100',
+      'Logs | extend m = strcat(host, message) | where m contains "x" | take 100',
+    ]) {
+      const p = planQuery(q, catalog, { storageTime: true });
+      assert.equal(p.fragments[0]?.branchLimit, 100n, q);
+      assert.equal(p.single?.branchLimit, 100n, q);
+    }
+    // The row cap alone is a limit too: any rows of a filter are an answer.
+    assert.equal(planQuery('Logs | where latencyMs > 5', catalog, { maxRows: 100 }).fragments[0]?.branchLimit, 101n);
+    for (const q of [
+      'Logs | sort by timestamp desc | take 7',
+      'Logs | top 5 by latencyMs',
+      'Logs | summarize count() by host | take 5',
+      'Logs | serialize | extend rn = row_number() | take 5',
+      'Logs | sort by timestamp asc | extend p = prev(latencyMs) | take 5',
+    ]) {
+      const p = planQuery(q, catalog);
+      assert.equal(p.fragments.some((f) => f.branchLimit !== undefined) || p.single?.branchLimit !== undefined, false, q);
+    }
+  });
+
   it('plans one fragment per table read, with the merge over all of them', () => {
     const p = planQuery('Logs | union logship.agent.events | count', catalog);
     assert.deepEqual(

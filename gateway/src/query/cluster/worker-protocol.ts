@@ -47,6 +47,7 @@ export function fragmentRequest(accountId: string, fragment: SingleWorkerSpec, v
       columns: fragment.columns,
       ...(fragment.limit !== undefined ? { maxRows: fragment.limit } : {}),
       ...(fragment.branchTopN ? { branchTopN: fragment.branchTopN } : {}),
+      ...(fragment.branchLimit !== undefined ? { branchLimit: fragment.branchLimit } : {}),
     },
   );
 }

@@ -15,7 +15,7 @@ import { FRAGMENT_SOURCE } from '@strata/common';
 import type { PhaseAnswer } from '../semantic/phases.js';
 import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeBounds } from '../semantic/rel.js';
 import type { DeferredParam, ScalarQuery } from '../semantic/scalar-query.js';
-import { contains, ident, type ParamValue, type RenderedSql, render, sql } from '../sql/sql.js';
+import { contains, ident, type ParamValue, type RenderedSql, render, Sql, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
@@ -52,6 +52,12 @@ export interface FragmentSpec {
    * may run it over each part of its rows and keep the first rows of the union (fragmentSql).
    */
   branchTopN?: BranchTopN;
+  /**
+   * Set for a take without an order over filters and projections of the scan: any this many of
+   * the statement's rows are its answer, so a worker may run it over a few scan parts at a time and
+   * stop once it has them (anyRowsLimit).
+   */
+  branchLimit?: bigint;
   /** More rows than this from all workers together fail the query (a join side held at the gateway). */
   maxGatewayRows?: number;
 }
@@ -203,6 +209,28 @@ function scanOf(rel: Rel): Extract<Rel, { kind: 'scan' }> {
   throw new Error('fragment without a scan');
 }
 
+/** Whether SQL holds a window (`… OVER (…)`): its value depends on the other rows read. */
+function hasWindow(s: Sql): boolean {
+  return s.strings.some((t) => /\bOVER\s*\(/i.test(t)) || s.values.some((v) => v instanceof Sql && hasWindow(v));
+}
+
+/**
+ * The count of a limit whose rows may be any rows passing row-by-row operators over the scan (a
+ * take without an order: filters, and projections without windows), else undefined. Its answer
+ * over a few scan parts, once it holds that many rows, is an answer over all of them: a worker
+ * runs it part by part and stops early (FragmentStatement.branchLimit, decision 0033).
+ */
+export function anyRowsLimit(rel: Rel): bigint | undefined {
+  if (rel.kind !== 'limit') return undefined;
+  const rowWise = (r: Rel): boolean => {
+    if (r.kind === 'scan') return true;
+    if (r.kind === 'filter') return !hasWindow(r.predicate) && rowWise(r.input);
+    if (r.kind === 'project') return r.outputs.every((o) => !hasWindow(o.sql)) && rowWise(r.input);
+    return false;
+  };
+  return rowWise(rel.input) ? rel.count : undefined;
+}
+
 function makeFragment(
   rel: Rel,
   state: PlanState,
@@ -262,6 +290,7 @@ function makeFragment(
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
     ...(topN ? { branchTopN: topN } : {}),
+    ...(!topN && anyRowsLimit(rel) !== undefined ? { branchLimit: anyRowsLimit(rel) } : {}),
     ...(state.underJoin ? { maxGatewayRows: JOIN_SIDE_MAX_ROWS } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
@@ -368,6 +397,7 @@ function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec,
     columns: columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
     // The whole query ends in the row cap (or a smaller take).
     ...(root.kind === 'limit' ? { limit: root.count } : {}),
+    ...(anyRowsLimit(root) !== undefined ? { branchLimit: anyRowsLimit(root) } : {}),
   };
 }
 

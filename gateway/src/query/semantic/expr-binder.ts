@@ -15,6 +15,7 @@ import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
+import { loweredCheckPrefilter, prefiltered, regexLiteralPrefilter } from './string-prefilter.js';
 import { affixRegex, hasAnyAll } from './term-operators.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
@@ -90,19 +91,6 @@ export function escapeRegex(text: string): string {
 }
 
 const TERM_CHAR = /[\p{L}\p{N}]/u;
-
-/**
- * A substring every match of termRegex(needle, caseSensitive) contains — of the subject itself
- * (case-sensitive), or of its lower() (case-insensitive) — or undefined where there is none that
- * is safe. Case-insensitively, RE2's (?i) folds each ASCII letter only to its other ASCII case,
- * except k (also U+212A KELVIN SIGN) and s (also U+017F LONG S), which lower() leaves apart: a
- * needle with either, or any non-ASCII character, gets no prefilter.
- */
-export function termPrefilter(needle: string, caseSensitive: boolean): string | undefined {
-  if (needle === '') return undefined;
-  if (caseSensitive) return needle;
-  return /^[\x20-\x7e]+$/.test(needle) && !/[ksKS]/.test(needle) ? needle.toLowerCase() : undefined;
-}
 
 /**
  * The regex for Kusto's `has`: the needle as a whole term, i.e. not preceded or followed by a
@@ -360,13 +348,13 @@ export class ExprBinder {
             s = sql`true`;
             break;
           }
-          s = sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`;
-          // A plain substring test first rules out most rows for a fraction of the regex's cost
-          // (has "timeout" over 2 M rows: 811 → 454 ms; decision 0011). It is only added where
-          // every match of the regex contains it, so the answer cannot change.
-          const pre = termPrefilter(needle, cs);
-          if (pre !== undefined)
-            s = cs ? sql`(contains(${subject}, ${str(pre)}) AND ${s})` : sql`(contains(lower(${subject}), ${str(pre)}) AND ${s})`;
+          // Substring tests first rule out most rows for a fraction of the regex's cost; each is
+          // implied by the regex, so the answer cannot change (decisions 0014, 0033).
+          s = prefiltered(
+            subject,
+            regexLiteralPrefilter(needle, cs),
+            sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`,
+          );
           break;
         }
         // A term read from a column would be a regex compiled for every row: measured 35 s of
@@ -391,23 +379,31 @@ export class ExprBinder {
           break;
         }
         const kind = base.startsWith('hasprefix') ? 'prefix' : 'suffix';
-        s = sql`regexp_matches(${subject}, ${str(affixRegex(needle, kind, base.endsWith('_cs')))})`;
+        const cs = base.endsWith('_cs');
+        s = prefiltered(
+          subject,
+          regexLiteralPrefilter(needle, cs),
+          sql`regexp_matches(${subject}, ${str(affixRegex(needle, kind, cs))})`,
+        );
         break;
       }
       case 'contains':
         s = sql`contains(lower(${subject}), lower(${strSql(r)}))`;
+        if (needle !== undefined) s = prefiltered(subject, loweredCheckPrefilter(needle), s);
         break;
       case 'contains_cs':
         s = sql`contains(${subject}, ${strSql(r)})`;
         break;
       case 'startswith':
         s = sql`starts_with(lower(${subject}), lower(${strSql(r)}))`;
+        if (needle !== undefined) s = prefiltered(subject, loweredCheckPrefilter(needle), s);
         break;
       case 'startswith_cs':
         s = sql`starts_with(${subject}, ${strSql(r)})`;
         break;
       case 'endswith':
         s = sql`ends_with(lower(${subject}), lower(${strSql(r)}))`;
+        if (needle !== undefined) s = prefiltered(subject, loweredCheckPrefilter(needle), s);
         break;
       case 'endswith_cs':
         s = sql`ends_with(${subject}, ${strSql(r)})`;

@@ -7,6 +7,7 @@ import { queryError, type Span } from '../errors.js';
 import { type Sql, sql, str } from '../sql/sql.js';
 import { type Bound, convert, strSql } from './bound.js';
 import { escapeRegex, termRegex } from './expr-binder.js';
+import { prefiltered, prefilterSql, regexLiteralPrefilter } from './string-prefilter.js';
 
 const TERM_CHAR = /[\p{L}\p{N}]/u;
 const BEFORE = '(?:^|[^\\p{L}\\p{N}])';
@@ -51,6 +52,9 @@ export function terms(items: Bound[], op: string): string[] {
   return out;
 }
 
+/** has_any with more terms gets no prefilter: an OR of that many substring tests costs more than it saves. */
+const ANY_PREFILTER_TERMS = 8;
+
 /** Terms per has_any regex: RE2 refuses programs past its size limit ("pattern too large"). */
 const TERMS_PER_REGEX = 500;
 
@@ -92,11 +96,25 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
     if (nonEmpty.length < ts.length) s = sql`true`;
     else if (nonEmpty.length === 0) s = sql`false`;
     else {
-      const regexes = anyTermRegexes([...new Set(nonEmpty)]);
+      const distinct = [...new Set(nonEmpty)];
+      const regexes = anyTermRegexes(distinct);
       s = regexes.map((re) => sql`regexp_matches(${subject}, ${str(re)})`).reduce((acc, p) => sql`(${acc} OR ${p})`);
+      // A text holding any term passes one term's prefilter: their OR is a superset of the match
+      // (decision 0033), only worth it for a few terms, and only when every term has one.
+      const pres =
+        distinct.length <= ANY_PREFILTER_TERMS ? distinct.map((t) => prefilterSql(subject, regexLiteralPrefilter(t, false))) : [];
+      if (pres.length > 0 && pres.every((p) => p !== undefined))
+        s = sql`(${pres.map((p) => sql`(${p})`).reduce((acc, p) => sql`${acc} OR ${p}`)}) AND ${s}`;
+      s = sql`(${s})`;
     }
   } else {
-    const parts = [...new Set(nonEmpty)].map((t) => sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`);
+    // Terms with a prefilter first: DuckDB evaluates the conjuncts in order on the rows still
+    // passing, so a term without one (has_all ("ok", …)) runs its regex only on those rows.
+    const distinct = [...new Set(nonEmpty)];
+    const withPrefilter = distinct.filter((t) => prefilterSql(subject, regexLiteralPrefilter(t, false)) !== undefined);
+    const parts = [...withPrefilter, ...distinct.filter((t) => !withPrefilter.includes(t))].map((t) =>
+      prefiltered(subject, regexLiteralPrefilter(t, false), sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`),
+    );
     s = parts.length === 0 ? sql`true` : parts.reduce((acc, p) => sql`(${acc} AND ${p})`);
   }
   return { type: 'bool', sql: s, span, notNull: true };
