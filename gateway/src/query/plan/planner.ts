@@ -337,7 +337,36 @@ const READABLE_WIRE: Record<KqlType, WireType> = {
   dynamic: 'VARCHAR',
 };
 
-function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec, cut?: { from: Rel; to: Rel }): SingleWorkerSpec {
+/**
+ * Whether the merge of a one-fragment plan only orders and cuts that fragment's rows: the query is
+ * a top-N over rows a worker can produce alone, so one worker's top-N run per scan part is already
+ * the answer (singleWorkerSpec gives it its order keys).
+ */
+function isWholeTopN(mergeRel: Rel, fragment: FragmentSpec): boolean {
+  return (
+    fragment.branchTopN !== undefined &&
+    mergeRel.kind === 'limit' &&
+    mergeRel.count === fragment.branchTopN.limit &&
+    mergeRel.input.kind === 'sort' &&
+    mergeRel.input.input.kind === 'fragment' &&
+    mergeRel.input.input.index === fragment.index
+  );
+}
+
+/**
+ * The whole query as one worker statement. For a top-N (`topN`), its output carries the order
+ * keys after the result columns and it is marked to run per scan part like the top-N fragment
+ * (decision 0018): the worker keeps the first rows of the parts' union by those keys, and the
+ * gateway reads the result columns only. Why: a top-N otherwise went through the merge database
+ * on one worker too, ~5–7 ms of a ~20 ms query at 1 M rows (decision 0035).
+ */
+function singleWorkerSpec(
+  query: Rel,
+  columns: Column[],
+  fragment: FragmentSpec,
+  cut?: { from: Rel; to: Rel },
+  topN?: boolean,
+): SingleWorkerSpec {
   // The fragment's part of the query is written as the fragment's statement was (its storage-applied
   // time conjuncts left out); the rest of the query keeps every condition.
   const root = cut ? replaceRel(query, cut.from, cut.to) : query;
@@ -349,13 +378,19 @@ function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec,
     orderIds: { next: 0 },
   });
   const g = gen.gen(root);
+  const order = topN && root.kind === 'limit' ? (g.order ?? []) : [];
+  if (topN && order.length === 0) throw new Error('a top-N statement without order keys');
   const rendered = render(
-    gen.statement(
-      g,
-      columns.map((c) => readableColumn(c)),
-    ),
+    gen.statement(g, [...columns.map((c) => readableColumn(c)), ...order.map((o) => wireColumn(o.id, o.duckType))]),
   );
   const read = gen.scanColumns()[0]?.columns ?? [];
+  const branchTopN: BranchTopN | undefined =
+    order.length > 0 && root.kind === 'limit'
+      ? {
+          keys: order.map((o, i) => ({ column: columns.length + i, descending: o.descending, nullsFirst: o.nullsFirst })),
+          limit: root.count,
+        }
+      : undefined;
   return {
     table: fragment.table,
     timeRange: fragment.timeRange,
@@ -364,9 +399,13 @@ function singleWorkerSpec(query: Rel, columns: Column[], fragment: FragmentSpec,
     sql: rendered.text,
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
-    columns: columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
+    columns: [
+      ...columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
+      ...order.map((o) => ({ id: o.id, type: wireTypeOf(o.duckType) as WireType })),
+    ],
     // The whole query ends in the row cap (or a smaller take).
     ...(root.kind === 'limit' ? { limit: root.count } : {}),
+    ...(branchTopN ? { branchTopN } : {}),
   };
 }
 
@@ -410,11 +449,15 @@ export function planFragments(input: PlanInput): QueryPlan {
       columns.map((c) => readableColumn(c)),
     ),
   );
-  // A top-N fragment goes through the merge even on one worker: the whole-query statement's output
-  // has no order columns, so it could not be run per scan part (branchTopN), which is worth far
-  // more than the merge of a few rows costs.
+  // A top-N whose merge would only order and cut its fragment's rows runs whole on one worker, per
+  // scan part, with its order keys after the result columns (singleWorkerSpec). Any other top-N
+  // fragment goes through the merge even on one worker: the whole-query statement's output has no
+  // order columns, so it could not be run per scan part (branchTopN), which is worth far more than
+  // the merge of a few rows costs.
   const only = state.fragments.length === 1 ? (state.fragments[0] as FragmentSpec) : undefined;
-  const single = only && !only.branchTopN ? singleWorkerSpec(root, columns, only, state.cut.get(0)) : undefined;
+  const wholeTopN = only !== undefined && isWholeTopN(mergeRel, only);
+  const single =
+    only && (!only.branchTopN || wholeTopN) ? singleWorkerSpec(root, columns, only, state.cut.get(0), wholeTopN) : undefined;
   const passthrough = passthroughSpec(mergeRel, columns, state.fragments);
   // A scalar needs one row; each subquery is planned on its own, like a query of its own.
   const scalars = (input.scalars ?? []).map(
