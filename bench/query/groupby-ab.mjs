@@ -13,12 +13,15 @@ const ROWS = numberArg('rows', 1_000_000);
 const RUNS = numberArg('runs', 15);
 const ONLY = numberArg('query', -1);
 
-const BIN = /make_timestamp\(epoch_us\("c0"\) - \(\(\(epoch_us\("c0"\) % CAST\((\d+) AS BIGINT\)\) \+ CAST\(\d+ AS BIGINT\)\) % CAST\(\d+ AS BIGINT\)\)\)/;
+const BIN =
+  /make_timestamp\(epoch_us\("c0"\) - \(\(\(epoch_us\("c0"\) % CAST\((\d+) AS BIGINT\)\) \+ CAST\(\d+ AS BIGINT\)\) % CAST\(\d+ AS BIGINT\)\)\)/;
 const VARIANTS = {
   generated: (s) => s,
   time_bucket: (s) => s.replace(BIN, (_, n) => `time_bucket(INTERVAL (${n}) MICROSECOND, "c0", TIMESTAMP '1970-01-01')`),
   'integer key': (s) =>
-    s.replace(BIN, (m) => m.slice('make_timestamp('.length, -1)).replace('SELECT epoch_us("c14") AS "c14"', 'SELECT "c14" AS "c14"'),
+    s
+      .replace(BIN, (m) => m.slice('make_timestamp('.length, -1))
+      .replace('SELECT epoch_us("c14") AS "c14"', 'SELECT "c14" AS "c14"'),
   'integer key, no mod': (s) =>
     s
       .replace(BIN, (_, n) => `(epoch_us("c0") // ${n}) * ${n}`)

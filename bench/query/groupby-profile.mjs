@@ -32,10 +32,15 @@ try {
       scan.branches,
     );
     console.log(`\n==== ${q.name}\n-- plan: ${plan.single ? 'single' : `${plan.fragments.length} fragments`}`);
-    if (!plan.single) console.log('-- merge:', Object.keys(plan).join(","));
+    if (!plan.single) console.log('-- merge:', Object.keys(plan).join(','));
     console.log(sql);
     const ex = await scan.connection.runAndReadAll(`EXPLAIN ANALYZE ${sql}`);
-    console.log(ex.getRows().map((r) => r[1]).join('\n'));
+    console.log(
+      ex
+        .getRows()
+        .map((r) => r[1])
+        .join('\n'),
+    );
     await scan.release();
   }
 } finally {

@@ -155,6 +155,32 @@ describe('query planning and distributed execution', () => {
     assert.equal(planQuery('print 1', catalog).single, undefined);
   });
 
+  it('a top-N over one table runs whole on one worker, per scan part, with its keys after the result columns', () => {
+    const p = planQuery('Logs | where level == "Error" | sort by latencyMs asc nulls first, host desc | take 3', catalog, {
+      now: NOW,
+    });
+    const result = p.columns.length;
+    assert.ok(p.single?.branchTopN, 'a whole-query top-N statement');
+    assert.equal(p.single.branchTopN.limit, 3n);
+    assert.deepEqual(p.single.branchTopN.keys, [
+      { column: result, descending: false, nullsFirst: true },
+      { column: result + 1, descending: true, nullsFirst: false },
+    ]);
+    assert.deepEqual(
+      p.single.columns.slice(result).map((c) => c.type),
+      ['BIGINT', 'VARCHAR'],
+    );
+    // sort | take is the same top-N; with something after the top, the merge does more than order
+    // and cut, so a top-N fragment still goes through it (and the whole query has no keys to ship).
+    assert.ok(planQuery('Logs | sort by latencyMs | take 4', catalog, { now: NOW }).single?.branchTopN);
+    const after = planQuery('Logs | top 3 by latencyMs | extend x = latencyMs + 1', catalog, { now: NOW });
+    assert.ok(after.fragments[0]?.branchTopN);
+    assert.equal(after.single, undefined);
+    // A take below the row cap is no top-N: no keys, the single statement as before.
+    const plain = planQuery('Logs | summarize n = count() by host | top 3 by n', catalog, { now: NOW });
+    assert.equal(plain.single?.branchTopN, undefined);
+  });
+
   it('filter-only queries skip the merge statement (first rows win)', () => {
     const p = planQuery('Logs | where latencyMs > 5 | project host, latencyMs', catalog, { maxRows: 100 });
     assert.deepEqual(p.passthrough, { fragment: 0, count: 101n, columnIndexes: [0, 1] });
