@@ -18,7 +18,7 @@ try {
   await loadRows(storage, ROWS, 0, 1);
   await cluster.query(QUERIES[0].kql);
   const CATALOG = await new SchemaCatalogSource(cluster.coordinator, cluster.channels).get(ACCOUNT);
-  console.log(JSON.stringify(await storage.listSegments(ACCOUNT), (k, v) => (typeof v === 'bigint' ? String(v) : v)));
+  console.log(JSON.stringify(await storage.listSegments(ACCOUNT), (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
   for (const [index, q] of QUERIES.entries()) {
     if (ONLY >= 0 ? index !== ONLY : ![2, 3, 4].includes(index)) continue;
     const plan = planQuery(q.kql, CATALOG, { storageTime: true });
