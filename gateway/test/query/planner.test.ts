@@ -170,12 +170,28 @@ describe('query planning and distributed execution', () => {
       p.single.columns.slice(result).map((c) => c.type),
       ['BIGINT', 'VARCHAR'],
     );
-    // sort | take is the same top-N; with something after the top, the merge does more than order
-    // and cut, so a top-N fragment still goes through it (and the whole query has no keys to ship).
+    // sort | take is the same top-N; so is one mapped row by row afterwards, and cut again (the
+    // smallest limit counts).
     assert.ok(planQuery('Logs | sort by latencyMs | take 4', catalog, { now: NOW }).single?.branchTopN);
-    const after = planQuery('Logs | top 3 by latencyMs | extend x = latencyMs + 1', catalog, { now: NOW });
-    assert.ok(after.fragments[0]?.branchTopN);
-    assert.equal(after.single, undefined);
+    const mapped = planQuery('Logs | top 5 by latencyMs | extend x = latencyMs + 1 | project host, x | take 2', catalog, {
+      now: NOW,
+    });
+    assert.equal(mapped.single?.branchTopN?.limit, 2n);
+    assert.deepEqual(
+      mapped.single?.columns.map((c) => c.id).slice(0, mapped.columns.length),
+      mapped.columns.map((c) => c.id),
+    );
+    // A filter, a row function or an aggregate after the top changes which rows count: the top-N
+    // fragment goes through the merge (and the whole query has no keys to ship).
+    for (const q of [
+      'Logs | top 3 by latencyMs | where host == "a"',
+      'Logs | top 3 by latencyMs | extend n = row_number()',
+      'Logs | top 3 by latencyMs | count',
+    ]) {
+      const p = planQuery(q, catalog, { now: NOW });
+      assert.ok(p.fragments[0]?.branchTopN, q);
+      assert.equal(p.single, undefined, q);
+    }
     // A take below the row cap is no top-N: no keys, the single statement as before.
     const plain = planQuery('Logs | summarize n = count() by host | top 3 by n', catalog, { now: NOW });
     assert.equal(plain.single?.branchTopN, undefined);

@@ -293,20 +293,36 @@ describe('top-N on one worker: one statement per scan part (decision 0035)', fun
     assert.equal(exact, 12);
   });
 
-  it('a top key the result does not show, and a top with more after it, still answer as the rows say', async () => {
+  it('a top key the result does not show, a top mapped row by row, and a top with a filter after it', async () => {
     const byLatency = compareBy([K('latencyMs', true, false), K('seq', true, false)]);
     const expected = [...ROWS].sort(byLatency).slice(0, 9);
     requests.length = 0;
     const r = await run(one, `${SCHEMA} | sort by latencyMs desc, seq desc | take 9 | project host`);
-    // `project` after the top: the merge does more than order and cut, so the top-N fragment runs
-    // per part and the merge database finishes it (decision 0018), as before: one fragment request,
-    // whose output holds more than the one result column.
+    // Mapped row by row after the top: still one whole statement, its two keys after `host`.
     assert.equal(requests.length, 1);
-    assert.ok(requests[0]?.branchTopN);
-    assert.ok((requests[0]?.columns.length ?? 0) > 3);
+    assert.deepEqual(
+      requests[0]?.branchTopN?.keys.map((k) => k.column),
+      [1, 2],
+    );
     assert.deepEqual(
       r.results.map((x) => x.host),
       expected.map((x) => x.host),
+    );
+    // Mapped, then cut again: the smaller limit; the same through the merge database.
+    const mappedText = `${SCHEMA} | sort by latencyMs desc, seq desc | take 9 | extend twice = latencyMs * 2 | project seq, twice | take 4`;
+    const mapped = await run(one, mappedText);
+    assert.equal(requests.at(-1)?.branchTopN?.limit, 4);
+    assert.deepEqual(
+      mapped.results.map((x) => [x.seq, x.twice ?? null]),
+      expected.slice(0, 4).map((x) => [x.seq, x.latencyMs === null ? null : x.latencyMs * 2]),
+    );
+    assert.deepEqual(mapped, await run(one, mappedText, true));
+    // A filter after the top counts among the top rows only: the merge path, as before (which
+    // plans take it: planner.test.ts).
+    const filtered = await run(one, `${SCHEMA} | sort by latencyMs desc, seq desc | take 9 | where host == "web-1"`);
+    assert.deepEqual(
+      filtered.results.map((x) => x.seq),
+      expected.filter((x) => x.host === 'web-1').map((x) => x.seq),
     );
     const whole = await run(one, `${SCHEMA} | sort by latencyMs desc, seq desc | take 9`);
     assert.deepEqual(
