@@ -94,8 +94,13 @@ export const COLUMNS = [
   { name: 'message', type: 'String' },
 ];
 
-/** Loads every `stride`-th row of a data set of ROWS rows, from `offset`, into a worker's storage. */
-export async function loadRows(storage, ROWS, offset, stride) {
+/**
+ * Loads every `stride`-th row of a data set of ROWS rows, from `offset`, into a worker's storage.
+ * `hotTail`: the last this many of them (the newest) stay hot rows instead of being sealed (keep
+ * it below the worker's seal threshold of 250,000 rows, and its seal age above the bench's length:
+ * startCluster's `sealAgeSeconds`).
+ */
+export async function loadRows(storage, ROWS, offset, stride, { hotTail = 0 } = {}) {
   const r = rng(7 + offset);
   const BATCH = 200_000;
   const SEAL_EVERY = 1_000_000;
@@ -120,9 +125,20 @@ export async function loadRows(storage, ROWS, offset, stride) {
       sinceSeal = 0;
     }
   };
+  const total = Math.ceil((ROWS - offset) / stride);
+  let n = 0;
   for (let i = offset; i < ROWS; i += stride) {
     lines.push(makeRow(i, r, ROWS));
-    if (lines.length >= BATCH) await flush();
+    n++;
+    if (lines.length >= BATCH || n === total - hotTail) await flush();
+    if (n === total - hotTail) {
+      await storage.sealAll();
+      sinceSeal = -Infinity; // the tail stays hot
+    }
+  }
+  if (hotTail > 0) {
+    await flush();
+    return loaded;
   }
   await flush();
   await storage.sealAll();
@@ -136,7 +152,7 @@ export async function loadRows(storage, ROWS, offset, stride) {
  * `etcd: true` the roles coordinate through a real etcd process (as deployed: placements, worker
  * registrations and handoffs are etcd reads), otherwise through the embedded coordinator.
  */
-export async function startCluster(name, workerCount, { etcd = false } = {}) {
+export async function startCluster(name, workerCount, { etcd = false, sealAgeSeconds } = {}) {
   const root = path.join(DATA, name);
   mkdirSync(root, { recursive: true });
   const processes = new BenchProcesses();
@@ -182,6 +198,7 @@ export async function startCluster(name, workerCount, { etcd = false } = {}) {
           minimumFreeSpaceBytes: 0,
           // Workers sharing this machine split its cores (backend.cores), as pods with CPU limits would.
           cores: Math.max(1, Math.floor(availableParallelism() / workerCount)),
+          ...(sealAgeSeconds !== undefined ? { sealAgeSeconds } : {}),
         },
       },
       {},

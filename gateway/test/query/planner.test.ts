@@ -179,6 +179,48 @@ describe('query planning and distributed execution', () => {
     assert.equal(planQuery('print 1', catalog).single, undefined);
   });
 
+  it('a top-N over one table runs whole on one worker, per scan part, with its keys after the result columns', () => {
+    const p = planQuery('Logs | where level == "Error" | sort by latencyMs asc nulls first, host desc | take 3', catalog, {
+      now: NOW,
+    });
+    const result = p.columns.length;
+    assert.ok(p.single?.branchTopN, 'a whole-query top-N statement');
+    assert.equal(p.single.branchTopN.limit, 3n);
+    assert.deepEqual(p.single.branchTopN.keys, [
+      { column: result, descending: false, nullsFirst: true },
+      { column: result + 1, descending: true, nullsFirst: false },
+    ]);
+    assert.deepEqual(
+      p.single.columns.slice(result).map((c) => c.type),
+      ['BIGINT', 'VARCHAR'],
+    );
+    // sort | take is the same top-N; so is one mapped row by row afterwards, and cut again (the
+    // smallest limit counts).
+    assert.ok(planQuery('Logs | sort by latencyMs | take 4', catalog, { now: NOW }).single?.branchTopN);
+    const mapped = planQuery('Logs | top 5 by latencyMs | extend x = latencyMs + 1 | project host, x | take 2', catalog, {
+      now: NOW,
+    });
+    assert.equal(mapped.single?.branchTopN?.limit, 2n);
+    assert.deepEqual(
+      mapped.single?.columns.map((c) => c.id).slice(0, mapped.columns.length),
+      mapped.columns.map((c) => c.id),
+    );
+    // A filter, a row function or an aggregate after the top changes which rows count: the top-N
+    // fragment goes through the merge (and the whole query has no keys to ship).
+    for (const q of [
+      'Logs | top 3 by latencyMs | where host == "a"',
+      'Logs | top 3 by latencyMs | extend n = row_number()',
+      'Logs | top 3 by latencyMs | count',
+    ]) {
+      const p = planQuery(q, catalog, { now: NOW });
+      assert.ok(p.fragments[0]?.branchTopN, q);
+      assert.equal(p.single, undefined, q);
+    }
+    // A take below the row cap is no top-N: no keys, the single statement as before.
+    const plain = planQuery('Logs | summarize n = count() by host | top 3 by n', catalog, { now: NOW });
+    assert.equal(plain.single?.branchTopN, undefined);
+  });
+
   it('filter-only queries skip the merge statement (first rows win)', () => {
     const p = planQuery('Logs | where latencyMs > 5 | project host, latencyMs', catalog, { maxRows: 100 });
     assert.deepEqual(p.passthrough, { fragment: 0, count: 101n, columnIndexes: [0, 1] });

@@ -128,9 +128,9 @@ async function singleWorker(plan: QueryPlan, runner: FragmentRunner, signal: Abo
   const columns: unknown[][] = plan.columns.map(() => []);
   for await (const batch of stream) {
     signal.throwIfAborted();
-    batch.columns.forEach((values, i) => {
-      const target = columns[i] as unknown[];
-      for (const v of values) target.push(v);
+    // A top-N statement's order keys follow the result columns (planner.ts singleWorkerSpec).
+    columns.forEach((target, i) => {
+      for (const v of batch.columns[i] as unknown[]) target.push(v);
     });
   }
   return columns;
