@@ -6,9 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import {
   ChannelPool,
   type Coordinator,
@@ -16,8 +13,6 @@ import {
   EmbeddedCoordinator,
   type ExecutorLimits,
   StrataError,
-  startGrpcServer,
-  stopGrpcServer,
 } from '@strata/common';
 import { testIdentity } from '@strata/common/testing';
 import {
@@ -34,7 +29,15 @@ import {
 } from '@strata/gateway';
 import type { AlertRuleDefinition } from '@strata/proto/alerting/v1/alert_rules';
 import { type ExecuteFragmentRequest, QueryServiceService, ValueType, WireType } from '@strata/proto/query/v1/query';
-import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
+import type { AppendPart } from '@strata/worker';
+import {
+  coordinatorOf as coordinatorFor,
+  DEFAULT_LIMITS,
+  openStorage,
+  type QueryWorker,
+  serveQueries,
+  stopWorker,
+} from './query-workers.js';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c1';
 const log = createLogger('test', { level: 'silent' });
@@ -86,33 +89,18 @@ function appendPart(rows: Row[]): AppendPart {
   };
 }
 
-interface TestWorker {
-  dir: string;
-  storage: StorageEngine;
-  server: Awaited<ReturnType<typeof startGrpcServer>>['server'];
-  endpoint: string;
-  service: ReturnType<typeof queryService>;
-  limits: ExecutorLimits;
-}
+type TestWorker = QueryWorker;
 
 async function startWorker(
   rows: Row[][],
   seal = false,
-  limits: ExecutorLimits = { queryMaxConcurrent: 10, fileMaxConcurrentRead: 10, rowgroupMaxConcurrentRead: 100 },
+  limits: ExecutorLimits = DEFAULT_LIMITS,
   onFragment?: (req: ExecuteFragmentRequest) => void,
 ): Promise<TestWorker> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'strata-query-'));
-  const guard = new FreeSpaceGuard({ path: dir, minimumFreeBytes: 0, statFreeBytes: async () => 1e12, log });
-  await guard.check();
-  const storage = await StorageEngine.open({
-    dataPath: dir,
-    log,
-    guard,
-    tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000 },
-  });
+  const opened = await openStorage('strata-query-');
   for (const batch of rows) {
     if (batch.length === 0) continue;
-    await storage.append({
+    await opened.storage.append({
       accountId: ACCOUNT,
       parts: [appendPart(batch)],
       inflowTimestampUs: Date.now() * 1000,
@@ -120,38 +108,12 @@ async function startWorker(
       sourceAddress: '127.0.0.1',
       agent: null,
     });
-    if (seal) await storage.sealAll();
+    if (seal) await opened.storage.sealAll();
   }
-  const live = { current: () => limits, onChange: () => undefined };
-  const service = queryService(storage, live, log, { batchRows: 500 });
-  if (onFragment) {
-    // Sees each fragment request before the worker runs it.
-    const impl = service.implementation as Record<string, (call: { request: ExecuteFragmentRequest }) => unknown>;
-    const execute = impl.executeFragment as (call: { request: ExecuteFragmentRequest }) => unknown;
-    impl.executeFragment = (call) => {
-      onFragment(call.request);
-      return execute(call);
-    };
-  }
-  const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
-  return { dir, storage, server, endpoint: `127.0.0.1:${port}`, service, limits };
+  return serveQueries(opened, limits, onFragment);
 }
 
-async function stopWorker(w: TestWorker): Promise<void> {
-  await stopGrpcServer(w.server, 0);
-  await w.storage.close();
-  rmSync(w.dir, { recursive: true, force: true });
-}
-
-/** A real (embedded) coordinator with the workers registered and recorded as holders of ACCOUNT. */
-async function coordinatorOf(workers: TestWorker[]): Promise<Coordinator> {
-  const coordinator = new EmbeddedCoordinator(log);
-  for (const w of workers) {
-    await coordinator.registerWorker({ endpoint: w.endpoint, workerId: w.endpoint, freeBytes: 1e12, writable: true });
-    await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
-  }
-  return coordinator;
-}
+const coordinatorOf = (workers: TestWorker[]): Promise<Coordinator> => coordinatorFor(ACCOUNT, workers);
 
 /** Rows in comparable form; with `unorderedLists`, list values (make_set has no order) are sorted. */
 const canonical = (r: QueryResult, unorderedLists = false) =>

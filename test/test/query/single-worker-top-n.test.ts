@@ -7,17 +7,7 @@
  * are unique (a sequence number is the last key) and by their key values otherwise.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import {
-  ChannelPool,
-  type Coordinator,
-  createLogger,
-  EmbeddedCoordinator,
-  startGrpcServer,
-  stopGrpcServer,
-} from '@strata/common';
+import { ChannelPool, type Coordinator, createLogger } from '@strata/common';
 import { testIdentity } from '@strata/common/testing';
 import {
   distributedRunner,
@@ -30,11 +20,19 @@ import {
   warmQueryEngine,
 } from '@strata/gateway';
 import type { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
-import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
+import type { AppendPart } from '@strata/worker';
+import {
+  coordinatorOf as coordinatorFor,
+  DEFAULT_LIMITS,
+  openStorage,
+  type QueryWorker,
+  serveQueries,
+  stopWorker,
+} from './query-workers.js';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c7';
 const SCHEMA = 'app.ranked';
-const log = createLogger('test', { level: 'silent' });
+const _log = createLogger('test', { level: 'silent' });
 const BASE = Date.UTC(2024, 4, 1);
 const NOW = new Date(BASE + 10 * 86_400_000);
 
@@ -90,26 +88,13 @@ function appendPart(rows: Row[]): AppendPart {
   };
 }
 
-interface TestWorker {
-  dir: string;
-  storage: StorageEngine;
-  server: Awaited<ReturnType<typeof startGrpcServer>>['server'];
-  endpoint: string;
-}
+type TestWorker = QueryWorker;
 
 /** A worker with `sealed` batches each sealed into a segment, then `hot` rows left unsealed. */
 async function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmentRequest[]): Promise<TestWorker> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'strata-topn-'));
-  const guard = new FreeSpaceGuard({ path: dir, minimumFreeBytes: 0, statFreeBytes: async () => 1e12, log });
-  await guard.check();
-  const storage = await StorageEngine.open({
-    dataPath: dir,
-    log,
-    guard,
-    tuning: { maintenanceIntervalMs: 3_600_000, sealAgeMs: 3_600_000 },
-  });
+  const opened = await openStorage('strata-topn-');
   const append = (rows: Row[]) =>
-    storage.append({
+    opened.storage.append({
       accountId: ACCOUNT,
       parts: [appendPart(rows)],
       inflowTimestampUs: Date.now() * 1000,
@@ -119,38 +104,13 @@ async function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmen
     });
   for (const batch of sealed) {
     await append(batch);
-    await storage.sealAll();
+    await opened.storage.sealAll();
   }
   if (hot.length > 0) await append(hot);
-  const live = {
-    current: () => ({ queryMaxConcurrent: 10, fileMaxConcurrentRead: 10, rowgroupMaxConcurrentRead: 100 }),
-    onChange: () => undefined,
-  };
-  const service = queryService(storage, live, log, { batchRows: 500 });
-  const impl = service.implementation as Record<string, (call: { request: ExecuteFragmentRequest }) => unknown>;
-  const execute = impl.executeFragment as (call: { request: ExecuteFragmentRequest }) => unknown;
-  impl.executeFragment = (call) => {
-    requests.push(call.request);
-    return execute(call);
-  };
-  const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
-  return { dir, storage, server, endpoint: `127.0.0.1:${port}` };
+  return serveQueries(opened, DEFAULT_LIMITS, (req) => requests.push(req));
 }
 
-async function stopWorker(w: TestWorker): Promise<void> {
-  await stopGrpcServer(w.server, 0);
-  await w.storage.close();
-  rmSync(w.dir, { recursive: true, force: true });
-}
-
-async function coordinatorOf(workers: TestWorker[]): Promise<Coordinator> {
-  const coordinator = new EmbeddedCoordinator(log);
-  for (const w of workers) {
-    await coordinator.registerWorker({ endpoint: w.endpoint, workerId: w.endpoint, freeBytes: 1e12, writable: true });
-    await coordinator.recordPlacement({ accountId: ACCOUNT, workerId: w.endpoint, endpoint: w.endpoint });
-  }
-  return coordinator;
-}
+const coordinatorOf = (workers: TestWorker[]): Promise<Coordinator> => coordinatorFor(ACCOUNT, workers);
 
 type Key = { field: 'latencyMs' | 'ratio' | 'host' | 'seq'; desc: boolean; nullsFirst: boolean };
 
