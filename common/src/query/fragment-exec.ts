@@ -195,11 +195,12 @@ export function fragmentSql(
 /**
  * Groups of scan branches a take without an order runs over, one group after another: the first
  * two branches (the hot rows and the oldest segment), then two more, then groups twice as large as
- * the one before, each as a relation (their UNION ALL). The hot rows alone would often be a
- * statement for few or no rows: measured 1.5–3 ms more than one statement at 1 M rows. Why: over the UNION ALL of all segments, DuckDB's LIMIT does not stop the other
- * segments' scans once it has its rows, so `where … | take 100` read a share of every segment
- * and took longer with every segment the range held (decision 0033). Doubling keeps the number of
- * statements logarithmic where few rows pass the filter.
+ * the one before, each as a relation (their UNION ALL). Why groups: over the UNION ALL of all
+ * segments, DuckDB's LIMIT does not stop the other segments' scans once it has its rows, so
+ * `where … | take 100` read a share of every segment and took longer with every segment the range
+ * held (decision 0033). Why not the hot rows alone first: often a statement for few or no rows,
+ * measured 1.5–3 ms more than one statement at 1 M rows. Doubling keeps the number of statements
+ * logarithmic where few rows pass the filter.
  */
 export function branchGroups(branches: readonly string[]): string[] {
   const out: string[] = [];

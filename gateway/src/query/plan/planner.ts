@@ -258,6 +258,7 @@ function makeFragment(
   );
   const rendered = render(statement);
   const read = gen.scanColumns()[0]?.columns ?? [];
+  const anyRows = anyRowsLimit(rel);
   const timeRange: TimeBounds = {};
   collectTime(rel, timeRange);
   const terms: TermHint[] = [];
@@ -290,7 +291,7 @@ function makeFragment(
     columns: columns.map((c) => ({ id: c.id, type: wireTypeOf(c.type) as WireType })),
     ...(limit !== undefined ? { limit } : {}),
     ...(topN ? { branchTopN: topN } : {}),
-    ...(!topN && anyRowsLimit(rel) !== undefined ? { branchLimit: anyRowsLimit(rel) } : {}),
+    ...(!topN && anyRows !== undefined ? { branchLimit: anyRows } : {}),
     ...(state.underJoin ? { maxGatewayRows: JOIN_SIDE_MAX_ROWS } : {}),
   });
   const extra = [...g.extra, ...order.map((o) => ({ id: o.id, duckType: o.duckType }))];
@@ -426,6 +427,7 @@ function singleWorkerSpec(
     gen.statement(g, [...columns.map((c) => readableColumn(c)), ...order.map((o) => wireColumn(o.id, o.duckType))]),
   );
   const read = gen.scanColumns()[0]?.columns ?? [];
+  const anyRows = anyRowsLimit(root);
   const branchTopN: BranchTopN | undefined =
     topNLimit !== undefined
       ? {
@@ -447,7 +449,7 @@ function singleWorkerSpec(
     ],
     // The whole query ends in the row cap (or a smaller take).
     ...(root.kind === 'limit' ? { limit: root.count } : {}),
-    ...(anyRowsLimit(root) !== undefined ? { branchLimit: anyRowsLimit(root) } : {}),
+    ...(anyRows !== undefined ? { branchLimit: anyRows } : {}),
     ...(branchTopN ? { branchTopN } : {}),
   };
 }
