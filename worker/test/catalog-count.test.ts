@@ -6,7 +6,7 @@ import {
   ACCOUNT,
   entries,
   input,
-  openEngine,
+  loadHourSegments,
   part,
   purgeToEnd,
   readsSegmentFile,
@@ -44,17 +44,7 @@ describe('bare count from catalog row counts', function () {
     columns: [{ id: 'c4', type: 'BIGINT' }],
   };
 
-  /** Four sealed segments of 10 rows (one a second from base + s hours) and 5 hot rows. */
-  async function load(): Promise<StorageEngine> {
-    const engine = await openEngine(t.dir);
-    t.engine = engine;
-    for (let s = 0; s < 4; s++) {
-      await engine.append(input([part('T', entries(10, base + s * HOUR - s * 10_000, s * 10))]));
-      await engine.sealAll();
-    }
-    await engine.append(input([part('T', entries(5, base + 4 * HOUR - 40_000, 40))]));
-    return engine;
-  }
+  const load = () => loadHourSegments(t, base);
 
   type Range = { fromMs?: number; toMs?: number; fromUs?: number; toUs?: number };
 

@@ -4,7 +4,7 @@ import {
   ACCOUNT,
   entries,
   input,
-  openEngine,
+  loadHourSegments,
   part,
   purgeToEnd,
   readsSegmentFile,
@@ -26,18 +26,7 @@ describe('scan with exact time bounds', function () {
   const base = Date.UTC(2024, 0, 1);
   const us = (ms: number) => ms * 1000;
 
-  /** Four sealed segments of 10 rows (one a second from base + s hours) and 5 hot rows. */
-  async function load() {
-    const engine = await openEngine(t.dir);
-    t.engine = engine;
-    for (let s = 0; s < 4; s++) {
-      // seq s·10 + i at base + s hours + i seconds (entries shifts the time by its offset).
-      await engine.append(input([part('T', entries(10, base + s * HOUR - s * 10_000, s * 10))]));
-      await engine.sealAll();
-    }
-    await engine.append(input([part('T', entries(5, base + 4 * HOUR - 40_000, 40))]));
-    return engine;
-  }
+  const load = () => loadHourSegments(t, base);
 
   const countIn = async (range: { fromMs?: number; toMs?: number; fromUs?: number; toUs?: number }) => {
     const [row] = await scanRows(t.engine!, 'T', (r) => `SELECT count(*)::INTEGER AS n FROM ${r}`, range);

@@ -191,3 +191,23 @@ export async function purgeToEnd(
     finished = (await engine.purgeStep('job', ACCOUNT, schema, fragment, rowsPerStep)).finished;
   if (!finished) throw new Error(`the purge of ${schema} did not finish in 10 steps`);
 }
+
+/**
+ * Four sealed segments of 10 rows of schema T (segment s: seq s·10 + i at base + s hours + i
+ * seconds, as `entries` shifts by its offset) and 5 hot rows after them: the layout the
+ * scan-time-bounds and catalog-count tests put bounds across.
+ */
+export async function loadHourSegments(
+  t: { dir: string; engine: StorageEngine | undefined },
+  base: number,
+): Promise<StorageEngine> {
+  const HOUR = 3_600_000;
+  const engine = await openEngine(t.dir);
+  t.engine = engine;
+  for (let s = 0; s < 4; s++) {
+    await engine.append(input([part('T', entries(10, base + s * HOUR - s * 10_000, s * 10))]));
+    await engine.sealAll();
+  }
+  await engine.append(input([part('T', entries(5, base + 4 * HOUR - 40_000, 40))]));
+  return engine;
+}
