@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { StrataError } from '@strata/common';
 import { buildJsonBatch } from '../../src/inflow/json-batch.js';
+import { refusal } from './refusal.js';
 
 const all = { allowSchema: () => true };
 
@@ -9,16 +9,6 @@ function lines(part: { rows: Buffer }) {
     .toString()
     .split('\n')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-function refusal(fn: () => unknown): StrataError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof StrataError);
-    return err;
-  }
-  assert.fail('expected a refusal');
 }
 
 describe('JSON inflow batches', () => {

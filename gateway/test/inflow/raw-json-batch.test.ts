@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { INFLOW_LIMITS, StrataError } from '@strata/common';
+import { INFLOW_LIMITS } from '@strata/common';
 import { type BuiltBatch, buildJsonBatch, type JsonBatchOptions } from '../../src/inflow/json-batch.js';
 import { buildRawJsonBatch } from '../../src/inflow/raw-json-batch.js';
+import { refusal } from './refusal.js';
 
 /**
  * The fast path (bytes as sent) against the general path (JSON.parse + buildJsonBatch) on the same
@@ -53,16 +54,6 @@ function givesUp(body: string | Buffer, options = all): void {
 }
 
 const entries = (...data: unknown[]) => JSON.stringify(data.map((d) => ({ schema: 'T', timestamp: TS, data: d })));
-
-function refusal(fn: () => unknown): StrataError {
-  try {
-    fn();
-  } catch (err) {
-    assert.ok(err instanceof StrataError);
-    return err;
-  }
-  assert.fail('expected a refusal');
-}
 
 describe('JSON inflow from the bytes as sent (fast path)', () => {
   it('takes every scalar type and null, keeping each value as the general path sends it', () => {
