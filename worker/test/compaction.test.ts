@@ -63,6 +63,31 @@ describe('worker compaction', function () {
     db.closeSync();
   });
 
+  it('merges segments whose times interleave into one sorted file with every row (staged, then sorted)', async () => {
+    // Segment i holds seq 3k+i: no file's rows come before another's, so the merge must sort.
+    t.engine = await openEngine(t.dir);
+    const base = Date.UTC(2024, 0, 1);
+    for (let i = 0; i < 3; i++) {
+      const rows = Array.from({ length: 200 }, (_, k) => ({ ts: base + (3 * k + i) * 1000, data: { seq: 3 * k + i } }));
+      await t.engine.append(input([part('O', rows)]));
+      await t.engine.sealAll();
+    }
+    const segments = await t.engine.listSegments(ACCOUNT);
+    const merged = await t.engine.compact({ accountId: ACCOUNT, schema: 'O', segmentIds: segments.map((s) => s.segmentId) });
+    assert.equal(merged.rowCount, 600);
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    await c.run(`ATTACH '${t.engine.segmentPath(merged)}' AS m (READ_ONLY)`);
+    const check = (
+      await c.runAndReadAll(
+        `SELECT count(*)::INTEGER AS n, bool_and(s = seq) AS sorted FROM (SELECT seq, row_number() OVER () - 1 AS s FROM m."rows")`,
+      )
+    ).getRowObjectsJson();
+    assert.deepEqual(check, [{ n: 600, sorted: true }]);
+    c.closeSync();
+    db.closeSync();
+  });
+
   it('merges segments written before and after a schema change, converting old values', async () => {
     t.engine = await openEngine(t.dir);
     await t.engine.append(input([part('W', [{ ts: 1_000, data: { v: 1 } }])]));
