@@ -142,7 +142,10 @@ async function columnBlockKeys(
     if (keys > 4 * MAX_KEYS_PER_COLUMN) return undefined;
   }
   const whole = new KeyHashSet();
-  for (const cutter of cutters.values()) cutter.keys.forEach((h1, h2) => whole.add(h1, h2));
+  for (const cutter of cutters.values())
+    cutter.keys.forEach((h1, h2) => {
+      whole.add(h1, h2);
+    });
   if (whole.size > MAX_KEYS_PER_COLUMN) return undefined;
   return { whole, blocks: new Map([...cutters].map(([block, cutter]) => [block, cutter.keys])) };
 }
