@@ -47,7 +47,7 @@ try {
   const count7 = QUERIES.find((q) => q.name === 'count, 7 days');
   for (let round = 1; round <= ROUNDS; round++) {
     console.log(`\nround ${round} of ${ROUNDS}`);
-    for (const q of QUERIES.filter((x) => x.name.includes(' has '))) {
+    for (const q of QUERIES.filter((x) => x.name.includes('has "'))) {
       const needle = /has "([^"]+)"/.exec(q.kql)[1];
       const spec = planQuery(q.kql, catalog, { storageTime: true }).single;
       const scan = await storage.openScan(ACCOUNT, SCHEMA, {
