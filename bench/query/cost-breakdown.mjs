@@ -65,7 +65,8 @@ try {
     // whole-query statement: its one fragment is what the worker runs (per scan branch).
     const plan = planQuery(q.kql, CATALOG, { storageTime: true });
     const spec = plan.single ?? plan.fragments[0];
-    const range = { ...scanRangeMs(spec.timeRange), ...storageTimeUs(spec) };
+    // The fragment's term hints too (decision 0026), as the worker's scan is given them.
+    const range = { ...scanRangeMs(spec.timeRange), ...storageTimeUs(spec), ...(spec.terms ? { terms: spec.terms } : {}) };
     const statement = { ...spec, maxRows: spec.limit };
     const whole = await storage.openScan(ACCOUNT, SCHEMA);
     const ranged = await storage.openScan(ACCOUNT, SCHEMA, range);

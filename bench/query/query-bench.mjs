@@ -69,7 +69,7 @@ async function copyListedSegments(storage, segmentsDir, to) {
   throw new Error('the worker kept changing its segments while they were copied for the peers');
 }
 
-/** What the term index of decision 0026 costs in the catalog, against the segments it describes. */
+/** What the term index of decisions 0026 and 0037 costs in the catalog, against the segments it describes. */
 async function termIndexSize(storage) {
   const scan = await storage.openScan(ACCOUNT, SCHEMA);
   try {
@@ -77,11 +77,14 @@ async function termIndexSize(storage) {
       await scan.connection.runAndReadAll(
         `SELECT (SELECT count(*) FROM strata_segments)::INTEGER AS segments, count(*)::INTEGER AS filters,
                 sum(octet_length(bits))::BIGINT AS bytes, sum(key_count)::BIGINT AS keys,
-                (SELECT sum(byte_size) FROM strata_segments)::BIGINT AS segment_bytes FROM strata_term_index`,
+                (SELECT sum(byte_size) FROM strata_segments)::BIGINT AS segment_bytes,
+                (SELECT count(*) FROM strata_term_blocks)::INTEGER AS blocks,
+                (SELECT coalesce(sum(octet_length(bits)), 0) FROM strata_term_blocks)::BIGINT AS block_bytes
+           FROM strata_term_index`,
       )
     ).getRowObjectsJS();
     const mb = (b) => (Number(b) / 1e6).toFixed(2);
-    return `term index: ${row.filters} filters over ${row.segments} segments, ${Number(row.keys).toLocaleString('en')} keys, ${mb(row.bytes)} MB (segments ${mb(row.segment_bytes)} MB)`;
+    return `term index: ${row.filters} filters over ${row.segments} segments, ${Number(row.keys).toLocaleString('en')} keys, ${mb(row.bytes)} MB; ${row.blocks} block filters (decision 0037), ${mb(row.block_bytes)} MB (segments ${mb(row.segment_bytes)} MB)`;
   } finally {
     await scan.release();
   }

@@ -73,7 +73,7 @@ function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null
 
 /**
  * Calls `visit` with the UTF-8 bytes of each non-null VARCHAR value of column `i` of a result
- * chunk, as `bytes[start, end)`: no JS string is made (a reader that only scans the bytes, like
+ * chunk, as `bytes[start, end)`, and its row in the chunk: no JS string is made (a reader that only scans the bytes, like
  * the term index's key cut, skips ~0.1 µs of decoding and the garbage of a string per value).
  * The bytes are DuckDB's own memory: valid only during the call, never to be kept or written.
  * (On a big-endian host the values are decoded and encoded again: the layout below is read
@@ -82,16 +82,16 @@ function appendStrings(vector: duckdb.Vector, n: number, mask: Uint8Array | null
 export function visitChunkStrings(
   chunk: DuckDBDataChunk,
   i: number,
-  visit: (bytes: Uint8Array, start: number, end: number) => void,
+  visit: (bytes: Uint8Array, start: number, end: number, row: number) => void,
 ): void {
   const n = chunk.rowCount;
   if (n === 0) return;
   if (!LITTLE_ENDIAN_HOST) {
-    for (const v of chunk.getColumnValues(i)) {
-      if (typeof v !== 'string') continue;
+    chunk.getColumnValues(i).forEach((v, r) => {
+      if (typeof v !== 'string') return;
       const bytes = Buffer.from(v, 'utf8');
-      visit(bytes, 0, bytes.length);
-    }
+      visit(bytes, 0, bytes.length, r);
+    });
     return;
   }
   const vector = duckdb.data_chunk_get_vector(chunk.chunk, i);
@@ -103,10 +103,10 @@ export function visitChunkStrings(
     const at = r * 16;
     const length = view.getUint32(at, true);
     if (length <= 12) {
-      visit(data, at + 4, at + 4 + length);
+      visit(data, at + 4, at + 4 + length, r);
     } else {
       const outside = duckdb.get_data_from_pointer(data.buffer as ArrayBuffer, data.byteOffset + at + 8, length);
-      visit(outside, 0, length);
+      visit(outside, 0, length, r);
     }
   }
 }

@@ -56,6 +56,7 @@ import { DECIMAL_UDFS } from './udfs/decimal-udfs.js';
 import { GEO_CELL_UDFS } from './udfs/geo-cells.js';
 import { GEO_MEASURE_UDFS } from './udfs/geo-measure.js';
 import { IP_ADDRESS_UDFS } from './udfs/ip-addresses.js';
+import { TERM_MATCH_UDFS } from './udfs/term-match.js';
 import { compactWeighted, weightedPercentile } from './weighted-values.js';
 
 /**
@@ -341,6 +342,8 @@ const FUNCTIONS: readonly (() => DuckDBScalarFunction)[] = [
   ...DECIMAL_UDFS,
   ...GEO_CELL_UDFS,
   ...GEO_MEASURE_UDFS,
+  // The exact `has` check of texts a cheap regex cannot decide (term-check.ts in the gateway).
+  ...TERM_MATCH_UDFS,
   // Kusto's series functions over make-series arrays (series-udfs.ts).
   ...SERIES_FUNCTIONS,
 ];

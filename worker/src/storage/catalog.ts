@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, type ColumnTypeName, quoteLiteral } from '@strata/common';
 import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
 import { isSegmentFormat, type SegmentFormat } from './segment-format.js';
-import { deleteTermIndex, TERM_INDEX_DDL } from './term-index.js';
+import { deleteTermIndex, TERM_BLOCKS_DDL, TERM_INDEX_DDL } from './term-index.js';
 
 /**
  * The per-worker catalog lives in the same DuckDB file as the hot buffer, so that a seal (hot rows
@@ -24,7 +24,8 @@ import { deleteTermIndex, TERM_INDEX_DDL } from './term-index.js';
  *   another worker's segment (replication factor > 1), read only when a query names this worker.
  * - strata_replicas: where copies of this worker's own segments are (segment, worker id).
  * - strata_term_index: per segment and String column, a filter of the terms it holds
- *   (term-index.ts, docs/decisions/0026-has-term-index.md).
+ *   (term-index.ts, docs/decisions/0026-has-term-index.md); strata_term_blocks: the same per
+ *   block of 16,384 rows of a DuckDB segment file (decision 0037).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -57,6 +58,7 @@ export const CATALOG_DDL = [
      worker_id VARCHAR NOT NULL,
      PRIMARY KEY (segment_id, worker_id))`,
   TERM_INDEX_DDL,
+  TERM_BLOCKS_DDL,
   // Decision 0025. Catalogs written before it get the column, their segments the format they
   // were all written in.
   `ALTER TABLE strata_segments ADD COLUMN IF NOT EXISTS format VARCHAR DEFAULT 'parquet'`,
@@ -334,10 +336,10 @@ export async function deleteTable(conn: DuckDBConnection, tableId: number): Prom
   await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
     tableId,
   ]);
-  await conn.run(
-    'DELETE FROM strata_term_index WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)',
-    [tableId],
-  );
+  for (const index of ['strata_term_index', 'strata_term_blocks'])
+    await conn.run(`DELETE FROM ${index} WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)`, [
+      tableId,
+    ]);
   await conn.run('DELETE FROM strata_segments WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_columns WHERE table_id = $1', [tableId]);
   await conn.run('DELETE FROM strata_tables WHERE table_id = $1', [tableId]);

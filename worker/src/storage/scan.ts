@@ -12,7 +12,7 @@ import {
 } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
 import type { StorageContext } from './storage-context.js';
-import { segmentsWithTerms } from './term-index.js';
+import { segmentRowRanges, segmentsWithTerms } from './term-index.js';
 
 /**
  * Time range of a scan: milliseconds since the epoch, from inclusive, to exclusive; and optionally
@@ -262,9 +262,31 @@ export async function openSnapshot(
       const hot = `SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`;
       const readHere = table.segments.filter((s) => readsSegment(s, view));
       // Segments the query's term hints rule out are left out (decision 0026), after time pruning.
-      const overlapping = await segmentsWithTerms(connection, segmentsOverlapping(readHere, range), request.terms ?? []);
-      const { inside, edge } = splitByRange(overlapping, range);
-      const filtered = [hot, ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`)];
+      const terms = request.terms ?? [];
+      const overlapping = await segmentsWithTerms(connection, segmentsOverlapping(readHere, range), terms);
+      // Of the rest, the rows whose block filters rule them out too (decision 0037): such a
+      // segment is read range by range (DuckDB skips the vectors outside a rowid range). Not when
+      // a data column is named rowid: it would stand for the column there.
+      const rowRanges = table.columns.some((c) => c.name.toLowerCase() === 'rowid')
+        ? new Map<string, [number, number][]>()
+        : await segmentRowRanges(connection, overlapping, terms);
+      const { inside, edge } = splitByRange(
+        overlapping.filter((s) => !rowRanges.has(s.segmentId)),
+        range,
+      );
+      const narrowed = overlapping
+        .filter((s) => rowRanges.has(s.segmentId))
+        .flatMap((s) => {
+          const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns);
+          return rowRanges
+            .get(s.segmentId)!
+            .map(([first, last]) => `${select}${where ? `${where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}`);
+        });
+      const filtered = [
+        hot,
+        ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`),
+        ...narrowed,
+      ];
       const parts = [...filtered, ...segmentsSelectSql(ctx.paths.segments, inside, table.columns)];
       relations.push({
         schema: request.schema,

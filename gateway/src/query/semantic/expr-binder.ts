@@ -16,6 +16,7 @@ import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
 import { loweredCheckPrefilter, prefiltered, regexLiteralPrefilter } from './string-prefilter.js';
+import { termCheckSql } from './term-check.js';
 import { affixRegex, hasAnyAll } from './term-operators.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
@@ -353,7 +354,7 @@ export class ExprBinder {
           s = prefiltered(
             subject,
             regexLiteralPrefilter(needle, cs),
-            sql`regexp_matches(${subject}, ${str(termRegex(needle, cs))})`,
+            termCheckSql(subject, needle, cs, 'term', termRegex(needle, cs)),
           );
           break;
         }
@@ -383,7 +384,7 @@ export class ExprBinder {
         s = prefiltered(
           subject,
           regexLiteralPrefilter(needle, cs),
-          sql`regexp_matches(${subject}, ${str(affixRegex(needle, kind, cs))})`,
+          termCheckSql(subject, needle, cs, kind, affixRegex(needle, kind, cs)),
         );
         break;
       }

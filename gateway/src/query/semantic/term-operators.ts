@@ -8,6 +8,7 @@ import { type Sql, sql, str } from '../sql/sql.js';
 import { type Bound, convert, strSql } from './bound.js';
 import { escapeRegex, termRegex } from './expr-binder.js';
 import { prefiltered, prefilterSql, regexLiteralPrefilter } from './string-prefilter.js';
+import { termCheckSql } from './term-check.js';
 
 const TERM_CHAR = /[\p{L}\p{N}]/u;
 const BEFORE = '(?:^|[^\\p{L}\\p{N}])';
@@ -113,7 +114,7 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
     const distinct = [...new Set(nonEmpty)];
     const withPrefilter = distinct.filter((t) => prefilterSql(subject, regexLiteralPrefilter(t, false)) !== undefined);
     const parts = [...withPrefilter, ...distinct.filter((t) => !withPrefilter.includes(t))].map((t) =>
-      prefiltered(subject, regexLiteralPrefilter(t, false), sql`regexp_matches(${subject}, ${str(termRegex(t, false))})`),
+      prefiltered(subject, regexLiteralPrefilter(t, false), termCheckSql(subject, t, false, 'term', termRegex(t, false))),
     );
     s = parts.length === 0 ? sql`true` : parts.reduce((acc, p) => sql`(${acc} AND ${p})`);
   }
