@@ -74,7 +74,7 @@ await measure('checks + typing + NDJSON from the bytes as sent (buildRawJsonBatc
 });
 
 // ── worker: its JS thread's checks ──────────────────────────────────────────────────────────────
-console.log("\nworker (JS thread):");
+console.log('\nworker (JS thread):');
 await measure(
   'nesting check over every byte of the rows (ndjsonDepthWithin)',
   () => {

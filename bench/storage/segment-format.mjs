@@ -156,7 +156,12 @@ async function duckFileVariant(name, dir, attachOptions, probe) {
   console.log(`ATTACH + count + DETACH of one segment file: ${median(attach).toFixed(2)} ms (median of ${attach.length})`);
 }
 await duckFileVariant('duckdb file per segment', 'duckfiles', '', true);
-await duckFileVariant("duckdb file per segment, STORAGE_VERSION 'latest'", 'duckfiles_latest', "(STORAGE_VERSION 'latest')", false);
+await duckFileVariant(
+  "duckdb file per segment, STORAGE_VERSION 'latest'",
+  'duckfiles_latest',
+  "(STORAGE_VERSION 'latest')",
+  false,
+);
 
 // Native tables, one per segment, in one sealed database.
 {

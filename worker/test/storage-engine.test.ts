@@ -292,7 +292,9 @@ describe('storage engine', function () {
     for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
       const nested = `${'['.repeat(levels)}${']'.repeat(levels)}`;
       const rows = Buffer.from(`{"@ts":1,"@id":"${randomUUID()}","s":${nested},"undeclared":${nested}}`);
-      const stored = await t.engine.append(input([{ schema: 'Flat', columns: [{ name: 's', type: 'String' }], rows, rowCount: 1 }]));
+      const stored = await t.engine.append(
+        input([{ schema: 'Flat', columns: [{ name: 's', type: 'String' }], rows, rowCount: 1 }]),
+      );
       assert.equal(stored.rowsStored, 1);
       const [r] = await scanRows(
         t.engine,
