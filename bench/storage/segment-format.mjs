@@ -128,7 +128,8 @@ if (!QUICK) {
 }
 
 // One DuckDB file per segment, written by ATTACH + CREATE TABLE AS, read by ATTACH (READ_ONLY).
-// `attachOptions` chooses the file's storage version (decision 0039: seals write 'latest').
+// `attachOptions` chooses the file's storage version: decision 0039 measured DuckDB's 'latest'
+// against the default, which seals still write.
 async function duckFileVariant(name, dir, attachOptions, probe) {
   const files = [];
   t = performance.now();
