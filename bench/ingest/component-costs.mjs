@@ -26,6 +26,7 @@ mkdirSync(work, { recursive: true });
 
 const { buildJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'json-batch.js'));
 const { buildRawJsonBatch } = await import(path.join(root, 'gateway', 'dist', 'src', 'inflow', 'raw-json-batch.js'));
+const { ndjsonDepthWithin } = await import(path.join(root, 'common', 'dist', 'src', 'inflow', 'json-depth.js'));
 const { buildTermIndex } = await import(path.join(root, 'worker', 'dist', 'src', 'storage', 'term-index.js'));
 const { attachSegmentFiles, segmentFileName, writeSegmentFile } = await import(
   path.join(root, 'worker', 'dist', 'src', 'storage', 'segment-format.js')
@@ -71,6 +72,16 @@ await measure('JSON.parse + checks + typing + NDJSON encoding (buildJsonBatch)',
 await measure('checks + typing + NDJSON from the bytes as sent (buildRawJsonBatch, decision 0028)', () => {
   for (const b of bodies) if (!buildRawJsonBatch(b, { allowSchema: () => true })) throw new Error('the fast path gave up');
 });
+
+// ── worker: its JS thread's checks ──────────────────────────────────────────────────────────────
+console.log('\nworker (JS thread):');
+await measure(
+  'nesting check over every byte of the rows (ndjsonDepthWithin)',
+  () => {
+    for (const p of ndjson) if (!ndjsonDepthWithin(p.rows, 65)) throw new Error('too deep');
+  },
+  '(since decision 0039 only for batches declaring a Dynamic column)',
+);
 
 // ── worker: DuckDB per 1 MB batch, one thread ───────────────────────────────────────────────────
 const ndFiles = ndjson.map((p, i) => {

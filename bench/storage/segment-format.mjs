@@ -6,7 +6,7 @@
 // ones filtered; top-N run per branch and merged). Every variant runs in one DuckDB instance, timed
 // interleaved (one run of each in turn after a warm-up), medians.
 //
-//   node bench/storage/segment-format.mjs [--rows 10000000] [--segments 10] [--runs 7] [--threads 2]
+//   node bench/storage/segment-format.mjs [--rows 10000000] [--segments 10] [--runs 7] [--threads 2] [--quick]
 //
 // The rows are generated in SQL with the shape of bench/query's (same columns and value
 // distributions, sorted by time over 7 days), so that the 10 M rows take seconds rather than
@@ -24,6 +24,8 @@ const ROWS = arg('rows', 10_000_000);
 const SEGMENTS = arg('segments', 10);
 const RUNS = arg('runs', 7);
 const THREADS = arg('threads', 2);
+/** --quick: only the Parquet reference and the DuckDB variants. */
+const QUICK = process.argv.includes('--quick');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DIR = path.join(ROOT, '.bench-data', `segment-format-${process.pid}`);
 const SPAN_US = 7 * 86_400_000_000;
@@ -118,26 +120,31 @@ async function parquetVariant(name, options) {
 }
 
 await parquetVariant('parquet zstd rg122880 (now)', 'COMPRESSION zstd, ROW_GROUP_SIZE 122880');
-variants.push({ ...variants[0], name: 'parquet zstd, one branch per file' });
-await parquetVariant('parquet snappy rg122880', 'COMPRESSION snappy, ROW_GROUP_SIZE 122880');
-await parquetVariant('parquet zstd rg30720', 'COMPRESSION zstd, ROW_GROUP_SIZE 30720');
-await parquetVariant('parquet uncompressed rg122880', 'COMPRESSION uncompressed, ROW_GROUP_SIZE 122880');
+if (!QUICK) {
+  variants.push({ ...variants[0], name: 'parquet zstd, one branch per file' });
+  await parquetVariant('parquet snappy rg122880', 'COMPRESSION snappy, ROW_GROUP_SIZE 122880');
+  await parquetVariant('parquet zstd rg30720', 'COMPRESSION zstd, ROW_GROUP_SIZE 30720');
+  await parquetVariant('parquet uncompressed rg122880', 'COMPRESSION uncompressed, ROW_GROUP_SIZE 122880');
+}
 
 // One DuckDB file per segment, written by ATTACH + CREATE TABLE AS, read by ATTACH (READ_ONLY).
-{
+// `attachOptions` chooses the file's storage version: decision 0039 measured DuckDB's 'latest'
+// against the default, which seals still write.
+async function duckFileVariant(name, dir, attachOptions, probe) {
   const files = [];
   t = performance.now();
   for (let k = 0; k < SEGMENTS; k++) {
-    const file = path.join(DIR, 'duckfiles', `${k}.duckdb`);
+    const file = path.join(DIR, dir, `${k}.duckdb`);
     mkdirSync(path.dirname(file), { recursive: true });
-    await run(`ATTACH ${q(file)} AS w${k}`);
+    await run(`ATTACH ${q(file)} AS w${k} ${attachOptions}`);
     await run(`CREATE TABLE w${k}.rows AS ${segRows(k)}`);
     await run(`DETACH w${k}`);
     files.push(file);
   }
   const ms = performance.now() - t;
-  for (let k = 0; k < SEGMENTS; k++) await run(`ATTACH ${q(files[k])} AS s${k} (READ_ONLY)`);
-  variants.push({ name: 'duckdb file per segment', writeMs: ms, bytes: sizeOf(files), source: (ks) => `s${ks[0]}.rows` });
+  for (let k = 0; k < SEGMENTS; k++) await run(`ATTACH ${q(files[k])} AS ${dir}_${k} (READ_ONLY)`);
+  variants.push({ name, writeMs: ms, bytes: sizeOf(files), source: (ks) => `${dir}_${ks[0]}.rows` });
+  if (!probe) return;
   // What attaching costs when a query has to do it itself.
   const attach = [];
   for (let i = 0; i < RUNS * 3; i++) {
@@ -149,6 +156,13 @@ await parquetVariant('parquet uncompressed rg122880', 'COMPRESSION uncompressed,
   }
   console.log(`ATTACH + count + DETACH of one segment file: ${median(attach).toFixed(2)} ms (median of ${attach.length})`);
 }
+await duckFileVariant('duckdb file per segment', 'duckfiles', '', true);
+await duckFileVariant(
+  "duckdb file per segment, STORAGE_VERSION 'latest'",
+  'duckfiles_latest',
+  "(STORAGE_VERSION 'latest')",
+  false,
+);
 
 // Native tables, one per segment, in one sealed database.
 {

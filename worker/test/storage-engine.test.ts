@@ -285,6 +285,32 @@ describe('storage engine', function () {
     assert.equal(t.engine.hotRows(ACCOUNT, 'Deep'), 1);
   });
 
+  it('stores a nested value sent for a String column as its JSON text, however deep, and refuses one for a number', async () => {
+    // Only Dynamic columns keep JSON, so only batches declaring one are scanned for nesting
+    // (hot-writer.ts nestedValuesKept): any other column stores the value's text or refuses it.
+    t.engine = await openEngine(t.dir);
+    for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
+      const nested = `${'['.repeat(levels)}${']'.repeat(levels)}`;
+      const rows = Buffer.from(`{"@ts":1,"@id":"${randomUUID()}","s":${nested},"undeclared":${nested}}`);
+      const stored = await t.engine.append(
+        input([{ schema: 'Flat', columns: [{ name: 's', type: 'String' }], rows, rowCount: 1 }]),
+      );
+      assert.equal(stored.rowsStored, 1);
+      const [r] = await scanRows(
+        t.engine,
+        'Flat',
+        (rel) => `SELECT length(s)::INTEGER AS n, s LIKE '[[%]]' AS brackets FROM ${rel} WHERE length(s) = ${2 * levels}`,
+      );
+      assert.deepEqual(r, { n: 2 * levels, brackets: true });
+    }
+    const rows = Buffer.from(`{"@ts":1,"@id":"${randomUUID()}","n":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    await assert.rejects(
+      t.engine.append(input([{ schema: 'Flat', columns: [{ name: 'n', type: 'Int64' }], rows, rowCount: 1 }])),
+      (err: StrataError) => err.kind === 'invalid' && err.message.startsWith('Rows do not match their declared columns'),
+    );
+    assert.equal(t.engine.hotRows(ACCOUNT, 'Flat'), 2);
+  });
+
   it("gives an account's instance its threads while it is active and one thread once it is idle", async () => {
     const OTHER = '00000000-0000-0000-0000-0000000000b2';
     const guard = fakeGuard();
