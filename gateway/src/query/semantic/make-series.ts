@@ -18,6 +18,7 @@ import { ident, int, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert } from './bound.js';
+import { ticksFlag } from './datetime-ticks.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
 import { expressionName } from './naming.js';
@@ -174,7 +175,10 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
 
   // 2. At the gateway: each group's bins and values as lists in bin order.
   const newColumn = (name: string, type: KqlType): Column => ({ name, type, id: host.ids.column() });
-  const groupKeys: Output[] = keyColumns.map((c) => ({ col: newColumn(c.name, c.type), sql: identOf(c) }));
+  const groupKeys: Output[] = keyColumns.map((c) => ({
+    col: { ...newColumn(c.name, c.type), ...ticksFlag(c) },
+    sql: identOf(c),
+  }));
   const ordered = (c: Column) => sql`list(${identOf(c)} ORDER BY ${identOf(binOut)})`;
   const part: AggregatePart = { partials: [], finals: [] };
   const listOf = (c: Column, type: KqlType): Column => {

@@ -1,9 +1,9 @@
 /**
  * Date and time functions (issue 17, family 2), declared with their implementations. A datetime is
  * a DuckDB TIMESTAMP (microseconds) and a timespan a BIGINT of 100 ns ticks, so everything here is
- * exact DuckDB SQL and runs the same on a worker and in the gateway's merge. What cannot be exact
- * at microsecond precision (Kusto's 100 ns ticks) is refused by name instead: `endof*` (their
- * last tick is .9999999) and `datetime_add` of nanoseconds. Time zones come from DuckDB's built-in
+ * exact DuckDB SQL and runs the same on a worker and in the gateway's merge. Results that hold
+ * Kusto's 100 ns ticks below the microsecond — `endof*` (their last tick is .9999999) and
+ * `datetime_add` of nanoseconds — are carried as BIGINT ticks (decision 0036, datetime-ticks.ts). Time zones come from DuckDB's built-in
  * ICU; the conversions name UTC explicitly so no session time zone can change an answer.
  */
 import { queryError } from '../../errors.js';
@@ -11,6 +11,15 @@ import { int, join, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
+import {
+  EPOCH_TICKS as EPOCH_TICKS_N,
+  floorMicros,
+  floorMod,
+  floorView,
+  tickDatetime,
+  ticksOfMicros,
+  ticksSql,
+} from '../datetime-ticks.js';
 import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
@@ -30,8 +39,8 @@ function constString(b: Bound, call: CallExpr, what: string): string {
 const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s, span: call.span });
 
 /** Unix microseconds as ticks since 0001-01-01 (Kusto's DateTime zero), and back. */
-const EPOCH_TICKS = sql`621355968000000000`;
-export const ticksOf = (x: Sql): Sql => sql`(epoch_us(${x}) * 10 + ${EPOCH_TICKS})`;
+const EPOCH_TICKS = sql`${int(EPOCH_TICKS_N)}`;
+export const ticksOf = ticksOfMicros;
 export const fromTicks = (t: Sql): Sql => sql`make_timestamp((${t} - ${EPOCH_TICKS}) // 10)`;
 
 /** A datetime argument. */
@@ -158,6 +167,45 @@ function addSql(p: string, amount: Sql, x: Sql): Sql {
   }
 }
 
+/** Ticks per unit of the fixed-length parts datetime_add adds in ticks. */
+const TICKS_PER: Record<string, bigint> = {
+  hour: 36_000_000_000n,
+  minute: 600_000_000n,
+  second: 10_000_000n,
+  millisecond: 10_000n,
+  microsecond: 10n,
+};
+
+/**
+ * datetime_add in ticks: calendar parts move the microsecond floor as TIMESTAMP arithmetic does
+ * (months clamp to the month's last day) and keep the digit below; fixed-length parts add ticks;
+ * nanoseconds add amount / 100 ticks, truncated toward zero as .NET's integer division of a long
+ * (Kusto's datetime holds 100 ns ticks, so 1–99 ns add nothing).
+ */
+function addTicks(p: string, amount: Sql, x: Bound, call: CallExpr): Bound {
+  const t = ticksSql(x);
+  const n = sql`CAST(${amount} AS BIGINT)`;
+  let s: Sql;
+  if (p === 'nanosecond') s = sql`(${t} + ${n} // 100)`;
+  else if (Object.hasOwn(TICKS_PER, p)) s = sql`(${t} + ${n} * ${int(TICKS_PER[p] as bigint)})`;
+  else s = sql`(${ticksOfMicros(sql`try(${addSql(p, amount, floorMicros(t))})`)} + ${floorMod(t, 10n)})`;
+  return tickDatetime(sql`try(${s})`, call.span);
+}
+
+/**
+ * endofday/week/month/year: the last tick of the period `offset` periods from the one holding the
+ * date — the next period's start minus one tick (Kusto: …T23:59:59.9999999Z), carried as ticks.
+ */
+const endOf =
+  (start: (x: Sql) => Sql, add: (n: Sql) => Sql): ScalarFn =>
+  (args, call) => {
+    arity(call, args.length, 1, 2);
+    const x = date(args[0] as Bound, call);
+    const offset = args[1] ? whole(args[1], call, 'offset') : sql`0`;
+    const next = sql`try(${start(x)} + ${add(sql`CAST(${offset} + 1 AS INTEGER)`)})`;
+    return tickDatetime(sql`(${ticksOfMicros(next)} - 1)`, call.span);
+  };
+
 /** A time zone name DuckDB's ICU and Kusto both know (IANA); checked here so a typo is a 400. */
 function timeZone(b: Bound, call: CallExpr): string {
   const tz = constString(b, call, 'time zone');
@@ -193,18 +241,23 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   datetime_add: (args, call) => {
     arity(call, args.length, 3);
     const p = part(args[0] as Bound, call);
-    if (p === 'nanosecond')
-      throw queryError(
-        'datetime_add of nanoseconds is refused: datetimes here keep microseconds, so it could not be exact.',
-        call.span,
-      );
     const amount = whole(args[1] as Bound, call, 'amount');
-    return result('datetime', sql`try(${addSql(p, amount, date(args[2] as Bound, call))})`, call);
+    const x = args[2] as Bound;
+    date(x, call);
+    // A nanosecond amount, or a datetime already holding ticks, is added in ticks (decision 0036).
+    if (p === 'nanosecond' || x.ticks) return addTicks(p, amount, x, call);
+    return result('datetime', sql`try(${addSql(p, amount, x.sql)})`, call);
   },
   datetime_diff: (args, call) => {
     arity(call, args.length, 3);
     const p = part(args[0] as Bound, call);
-    return result('long', sql`CAST(${diffSql(p, date(args[1] as Bound, call), date(args[2] as Bound, call))} AS BIGINT)`, call);
+    const [a, b] = [args[1] as Bound, args[2] as Bound];
+    date(a, call);
+    date(b, call);
+    // Nanoseconds: the ticks apart × 100. Every other part counts boundaries of whole
+    // microseconds or more, which the microsecond floor of each side crosses the same way.
+    if (p === 'nanosecond' && (a.ticks || b.ticks)) return result('long', sql`((${ticksSql(a)} - ${ticksSql(b)}) * 100)`, call);
+    return result('long', sql`CAST(${diffSql(p, floorView(a).sql, floorView(b).sql)} AS BIGINT)`, call);
   },
   dayofweek: (args, call) => {
     arity(call, args.length, 1);
@@ -218,6 +271,19 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   monthofyear: field((x) => sql`month(${x})`),
   hourofday: field((x) => sql`hour(${x})`),
   week_of_year: field((x) => sql`weekofyear(${x})`), // ISO 8601, as Kusto
+  endofday: endOf(
+    (x) => sql`date_trunc('day', ${x})`,
+    (n) => sql`to_days(${n})`,
+  ),
+  endofweek: endOf(sunday, (n) => sql`to_days(${n} * 7)`),
+  endofmonth: endOf(
+    (x) => sql`date_trunc('month', ${x})`,
+    (n) => sql`to_months(${n})`,
+  ),
+  endofyear: endOf(
+    (x) => sql`date_trunc('year', ${x})`,
+    (n) => sql`to_years(${n})`,
+  ),
   startofyear: (args, call) => {
     arity(call, args.length, 1, 2);
     const x = date(args[0] as Bound, call);
@@ -366,7 +432,7 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn(
     'datetime_add',
     ['datetime_add(part: string, amount: long, date: datetime): datetime'],
-    'datetime (months clamp to the last day); part year … microsecond (nanosecond refused)',
+    'datetime (months clamp to the last day); part year … nanosecond (100 ns ticks: nanoseconds / 100, truncated)',
   ),
   fn(
     'datetime_diff',
@@ -382,6 +448,14 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   accessor('hourofday', 'the hour, 0 to 23'),
   accessor('week_of_year', 'the ISO 8601 week number'),
   fn('startofyear', ['startofyear(date: datetime[, offset: long]): datetime'], 'datetime'),
+  fn(
+    'endofday',
+    ['endofday(date: datetime[, offset: long]): datetime'],
+    "datetime: the day's last 100 ns tick (…T23:59:59.9999999Z)",
+  ),
+  fn('endofweek', ['endofweek(date: datetime[, offset: long]): datetime'], "datetime: the last tick of the week (Saturday's)"),
+  fn('endofmonth', ['endofmonth(date: datetime[, offset: long]): datetime'], "datetime: the month's last 100 ns tick"),
+  fn('endofyear', ['endofyear(date: datetime[, offset: long]): datetime'], "datetime: the year's last 100 ns tick"),
   fn(
     'make_datetime',
     ['make_datetime(year, month, day[, hour, minute[, second: real]]): datetime'],
