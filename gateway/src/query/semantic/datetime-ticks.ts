@@ -25,6 +25,29 @@ const EPOCH = sql`${int(EPOCH_TICKS)}`;
 
 export const TICKS_PER_DAY = 864_000_000_000n;
 
+/** Kusto's last datetime, 9999-12-31T23:59:59.9999999, in ticks. */
+export const MAX_TICKS = 3_155_378_975_999_999_999n;
+
+/**
+ * Ticks (BIGINT or HUGEINT arithmetic) inside Kusto's datetime range 0001-01-01 … 9999-12-31, else
+ * null. Written as a CASE rather than DuckDB's try(): try() in a GROUP BY key fails DuckDB 1.5's
+ * binder ("Failed to bind column reference"), so a summarize by the value would fail.
+ */
+export const inKustoRange = (t: Sql): Sql =>
+  sql`(CASE WHEN ${t} BETWEEN 0 AND ${int(MAX_TICKS)} THEN CAST(${t} AS BIGINT) END)`;
+
+/**
+ * More periods of each calendar part than Kusto's whole range holds (10,000 years): a count past
+ * it answers null, checked before DuckDB's interval arithmetic could overflow.
+ */
+export const PERIODS_IN_RANGE: Readonly<Record<string, bigint>> = {
+  year: 10_000n,
+  quarter: 40_000n,
+  month: 120_000n,
+  week: 530_000n,
+  day: 3_660_000n,
+};
+
 /** Floor division of a BIGINT by a positive constant (DuckDB's `//` truncates toward zero). */
 export const floorDiv = (x: Sql, d: bigint): Sql => sql`((${x} - (((${x} % ${int(d)}) + ${int(d)}) % ${int(d)})) // ${int(d)})`;
 
@@ -104,6 +127,8 @@ export const TICKS_AWARE: ReadonlySet<string> = new Set([
   'hash_xxhash64',
   'isnull',
   'isnotnull',
+  'tolong',
+  'todynamic',
   'todatetime',
   'datetime',
 ]);

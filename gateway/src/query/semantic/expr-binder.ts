@@ -15,6 +15,7 @@ import {
   ceilMicros,
   floorMicros,
   floorView,
+  inKustoRange,
   refusedTicksUse,
   TICKS_AWARE,
   TICKS_FLOOR_SAFE,
@@ -286,6 +287,10 @@ export class ExprBinder {
     const l = l0.type === 'dynamic' ? convert(l0, 'real', op) : l0;
     const r = r0.type === 'dynamic' ? convert(r0, 'real', op) : r0;
     if (isDecimalMix(l.type, r.type)) return decimalArithmetic(op, l, r, expr);
+    // datetime ± a timespan that is not whole microseconds is carried as ticks, even between
+    // constants: the constant folding reads microseconds (decision 0036).
+    const ticks = datetimeSpanTicks(op, l, r, expr.span);
+    if (ticks) return ticks;
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const tl = l.type;
@@ -300,10 +305,6 @@ export class ExprBinder {
       case '+':
         if (bothLong) return out('long', sql`(${a} + ${b})`);
         if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} + ${coerce(r, 'real')})`);
-        if (tl === 'datetime' && tr === 'timespan' && needsTicks(l, r))
-          return tickDatetime(sql`(${ticksSql(l)} + ${b})`, expr.span);
-        if (tl === 'timespan' && tr === 'datetime' && needsTicks(r, l))
-          return tickDatetime(sql`(${ticksSql(r)} + ${a})`, expr.span);
         if (tl === 'datetime' && tr === 'timespan') return out('datetime', sql`(${a} + to_microseconds(${b} // 10))`);
         if (tl === 'timespan' && tr === 'datetime') return out('datetime', sql`(${b} + to_microseconds(${a} // 10))`);
         if (tl === 'timespan' && tr === 'timespan') return out('timespan', sql`(${a} + ${b})`);
@@ -311,8 +312,6 @@ export class ExprBinder {
       case '-':
         if (bothLong) return out('long', sql`(${a} - ${b})`);
         if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} - ${coerce(r, 'real')})`);
-        if (tl === 'datetime' && tr === 'timespan' && needsTicks(l, r))
-          return tickDatetime(sql`(${ticksSql(l)} - ${b})`, expr.span);
         if (tl === 'datetime' && tr === 'timespan') return out('datetime', sql`(${a} - to_microseconds(${b} // 10))`);
         if (tl === 'datetime' && tr === 'datetime' && (l.ticks || r.ticks))
           return out('timespan', sql`(${ticksSql(l)} - ${ticksSql(r)})`);
@@ -561,6 +560,16 @@ function orderTicks(op: string, l: Bound, r: Bound): Sql {
 function needsTicks(date: Bound, span: Bound): boolean {
   if (date.ticks) return true;
   return span.value?.type === 'timespan' && span.value.value !== null && span.value.value % 10n !== 0n;
+}
+
+/** datetime + timespan, timespan + datetime or datetime − timespan in ticks, when they need them; null past Kusto's range. */
+function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | undefined {
+  const add = (d: Bound, t: Bound, sign: '+' | '-') =>
+    tickDatetime(inKustoRange(sql`(CAST(${ticksSql(d)} AS HUGEINT) ${sign === '+' ? sql`+` : sql`-`} ${t.sql})`), span);
+  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '+');
+  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && needsTicks(r, l)) return add(r, l, '+');
+  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '-');
+  return undefined;
 }
 
 /**

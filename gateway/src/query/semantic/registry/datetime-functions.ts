@@ -16,6 +16,8 @@ import {
   floorMicros,
   floorMod,
   floorView,
+  inKustoRange,
+  PERIODS_IN_RANGE,
   tickDatetime,
   ticksOfMicros,
   ticksSql,
@@ -183,27 +185,36 @@ const TICKS_PER: Record<string, bigint> = {
  * (Kusto's datetime holds 100 ns ticks, so 1–99 ns add nothing).
  */
 function addTicks(p: string, amount: Sql, x: Bound, call: CallExpr): Bound {
-  const t = ticksSql(x);
+  const t = sql`CAST(${ticksSql(x)} AS HUGEINT)`;
   const n = sql`CAST(${amount} AS BIGINT)`;
   let s: Sql;
-  if (p === 'nanosecond') s = sql`(${t} + ${n} // 100)`;
-  else if (Object.hasOwn(TICKS_PER, p)) s = sql`(${t} + ${n} * ${int(TICKS_PER[p] as bigint)})`;
-  else s = sql`(${ticksOfMicros(sql`try(${addSql(p, amount, floorMicros(t))})`)} + ${floorMod(t, 10n)})`;
-  return tickDatetime(sql`try(${s})`, call.span);
+  if (p === 'nanosecond') s = inKustoRange(sql`(${t} + ${n} // 100)`);
+  else if (Object.hasOwn(TICKS_PER, p)) s = inKustoRange(sql`(${t} + CAST(${n} AS HUGEINT) * ${int(TICKS_PER[p] as bigint)})`);
+  else {
+    const limit = int(PERIODS_IN_RANGE[p] as bigint);
+    const moved = ticksOfMicros(addSql(p, amount, floorMicros(ticksSql(x))));
+    s = sql`(CASE WHEN abs(${n}) <= ${limit} THEN ${inKustoRange(sql`(${moved} + ${floorMod(ticksSql(x), 10n)})`)} END)`;
+  }
+  return tickDatetime(s, call.span);
 }
 
 /**
  * endofday/week/month/year: the last tick of the period `offset` periods from the one holding the
- * date — the next period's start minus one tick (Kusto: …T23:59:59.9999999Z), carried as ticks.
+ * date — the next period's start minus one tick (Kusto: …T23:59:59.9999999Z), carried as ticks;
+ * null past Kusto's datetime range.
  */
 const endOf =
-  (start: (x: Sql) => Sql, add: (n: Sql) => Sql): ScalarFn =>
+  (unit: string, start: (x: Sql) => Sql, add: (n: Sql) => Sql): ScalarFn =>
   (args, call) => {
     arity(call, args.length, 1, 2);
     const x = date(args[0] as Bound, call);
     const offset = args[1] ? whole(args[1], call, 'offset') : sql`0`;
-    const next = sql`try(${start(x)} + ${add(sql`CAST(${offset} + 1 AS INTEGER)`)})`;
-    return tickDatetime(sql`(${ticksOfMicros(next)} - 1)`, call.span);
+    const next = sql`(${start(x)} + ${add(sql`CAST(${offset} + 1 AS INTEGER)`)})`;
+    const limit = int(PERIODS_IN_RANGE[unit] as bigint);
+    return tickDatetime(
+      sql`(CASE WHEN abs(${offset}) <= ${limit} THEN ${inKustoRange(sql`(${ticksOfMicros(next)} - 1)`)} END)`,
+      call.span,
+    );
   };
 
 /** A time zone name DuckDB's ICU and Kusto both know (IANA); checked here so a typo is a 400. */
@@ -272,15 +283,18 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   hourofday: field((x) => sql`hour(${x})`),
   week_of_year: field((x) => sql`weekofyear(${x})`), // ISO 8601, as Kusto
   endofday: endOf(
+    'day',
     (x) => sql`date_trunc('day', ${x})`,
     (n) => sql`to_days(${n})`,
   ),
-  endofweek: endOf(sunday, (n) => sql`to_days(${n} * 7)`),
+  endofweek: endOf('week', sunday, (n) => sql`to_days(${n} * 7)`),
   endofmonth: endOf(
+    'month',
     (x) => sql`date_trunc('month', ${x})`,
     (n) => sql`to_months(${n})`,
   ),
   endofyear: endOf(
+    'year',
     (x) => sql`date_trunc('year', ${x})`,
     (n) => sql`to_years(${n})`,
   ),
