@@ -218,22 +218,54 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     const t0 = stamps[57] as number;
     const t = BigInt(t0) * 10_000n;
     const count = (pred: (ms: number) => boolean) => stamps.filter(pred).length;
-    const n = async (where: string) =>
-      (await one(`Logs | where ${where} | count`)).Count;
-    assert.equal(await n(`timestamp < ${tickLit(t + 1n)}`), count((s) => s <= t0));
-    assert.equal(await n(`timestamp <= ${tickLit(t - 1n)}`), count((s) => s < t0));
-    assert.equal(await n(`timestamp > ${tickLit(t - 1n)}`), count((s) => s >= t0));
-    assert.equal(await n(`timestamp >= ${tickLit(t + 1n)}`), count((s) => s > t0));
-    assert.equal(await n(`${tickLit(t + 1n)} > timestamp`), count((s) => s <= t0));
+    const n = async (where: string) => (await one(`Logs | where ${where} | count`)).Count;
+    assert.equal(
+      await n(`timestamp < ${tickLit(t + 1n)}`),
+      count((s) => s <= t0),
+    );
+    assert.equal(
+      await n(`timestamp <= ${tickLit(t - 1n)}`),
+      count((s) => s < t0),
+    );
+    assert.equal(
+      await n(`timestamp > ${tickLit(t - 1n)}`),
+      count((s) => s >= t0),
+    );
+    assert.equal(
+      await n(`timestamp >= ${tickLit(t + 1n)}`),
+      count((s) => s > t0),
+    );
+    assert.equal(
+      await n(`${tickLit(t + 1n)} > timestamp`),
+      count((s) => s <= t0),
+    );
     assert.equal(await n(`timestamp == ${tickLit(t + 1n)}`), 0);
     assert.equal(await n(`timestamp != ${tickLit(t + 1n)}`), stamps.length);
-    assert.equal(await n(`timestamp between (${tickLit(t - 1n)} .. ${tickLit(t + 1n)})`), count((s) => s === t0));
-    assert.equal(await n(`timestamp !between (${tickLit(t - 1n)} .. ${tickLit(t + 1n)})`), count((s) => s !== t0));
-    assert.equal(await n(`timestamp + 1tick > ${tickLit(t)}`), count((s) => s >= t0));
-    assert.equal(await n(`timestamp in (${tickLit(t)}, ${tickLit(t + 1n)})`), count((s) => s === t0));
+    assert.equal(
+      await n(`timestamp between (${tickLit(t - 1n)} .. ${tickLit(t + 1n)})`),
+      count((s) => s === t0),
+    );
+    assert.equal(
+      await n(`timestamp !between (${tickLit(t - 1n)} .. ${tickLit(t + 1n)})`),
+      count((s) => s !== t0),
+    );
+    assert.equal(
+      await n(`timestamp + 1tick > ${tickLit(t)}`),
+      count((s) => s >= t0),
+    );
+    assert.equal(
+      await n(`timestamp in (${tickLit(t)}, ${tickLit(t + 1n)})`),
+      count((s) => s === t0),
+    );
     const dayEnd = Date.UTC(2024, 2, 10);
-    assert.equal(await n('timestamp <= endofday(datetime(2024-03-09))'), count((s) => s < dayEnd));
-    assert.equal(await n('timestamp > endofday(datetime(2024-03-09))'), count((s) => s >= dayEnd));
+    assert.equal(
+      await n('timestamp <= endofday(datetime(2024-03-09))'),
+      count((s) => s < dayEnd),
+    );
+    assert.equal(
+      await n('timestamp > endofday(datetime(2024-03-09))'),
+      count((s) => s >= dayEnd),
+    );
   });
 
   it('summarize by endofmonth/endofday of stored rows, per-row offsets, sort and top, on one worker and three', async () => {
@@ -255,23 +287,49 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       { name: 'e', type: 'DateTime' },
       { name: 'n', type: 'Int64' },
     ]);
-    const days = await run('Logs | extend e = endofday(timestamp) | summarize n = count() by e, level | sort by e desc, level asc | take 2', {
-      ordered: true,
-    });
+    const days = await run(
+      'Logs | extend e = endofday(timestamp) | summarize n = count() by e, level | sort by e desc, level asc | take 2',
+      {
+        ordered: true,
+      },
+    );
     const last = endOf('day', Math.max(...LOGS.map((l) => l.timestamp.getTime())), 0);
     const levels = [...new Set(LOGS.filter((l) => endOf('day', l.timestamp.getTime(), 0) === last).map((l) => l.level))].sort();
     assert.deepEqual(
       days.results.map((x) => [x.e, x.level]),
       levels.slice(0, 2).map((lv) => [last, lv]),
     );
+    const ends = await run(
+      'Logs | summarize mn = min(endofday(timestamp)), mx = max(endofday(timestamp)), c = maxif(endofday(timestamp), level == "Info"), a = take_any(endofday(datetime(2017-01-01))) by level | sort by level asc',
+      { ordered: true },
+    );
+    assert.deepEqual(
+      ends.results,
+      [...new Set(LOGS.map((l) => l.level))].sort().map((level) => {
+        const of = LOGS.filter((l) => l.level === level).map((l) => endOf('day', l.timestamp.getTime(), 0));
+        return {
+          level,
+          mn: of.reduce((a, b) => (a < b ? a : b)),
+          mx: of.reduce((a, b) => (a > b ? a : b)),
+          c: level === 'Info' ? of.reduce((a, b) => (a > b ? a : b)) : null,
+          a: '2017-01-01T23:59:59.9999999Z',
+        };
+      }),
+    );
     const spans = await run('Logs | summarize m = max(endofday(timestamp) - timestamp)');
-    const maxSpan = Math.max(...LOGS.map((l) => Number(BigInt(Date.UTC(2024, 2, l.timestamp.getUTCDate() + 1)) * 10_000n - 1n - BigInt(l.timestamp.getTime()) * 10_000n)));
+    const maxSpan = Math.max(
+      ...LOGS.map((l) =>
+        Number(BigInt(Date.UTC(2024, 2, l.timestamp.getUTCDate() + 1)) * 10_000n - 1n - BigInt(l.timestamp.getTime()) * 10_000n),
+      ),
+    );
     assert.equal(spans.results[0]?.m, ticksIsoSpan(BigInt(maxSpan)));
   });
 
   it('places that do not carry ticks yet refuse them by name (400), never truncate', async () => {
     for (const q of [
-      'Logs | summarize max(endofday(timestamp))',
+      'Logs | summarize make_list(endofday(timestamp))',
+      'Logs | summarize dcount(endofday(timestamp))',
+      'Logs | summarize arg_max(endofday(timestamp), level)',
       'print iff(true, endofday(now()), now())',
       'print bin(endofday(now()), 1h)',
       'union (print e = endofday(now())), (print e = now())',
@@ -297,10 +355,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
         async (cases) => {
           const items = cases.map(([ms, k, u], i) => `c${i} = endof${u}(${tickLit(BigInt(ms) * 10_000n)}, ${k})`);
           const r = await one(`print ${items.join(', ')}`);
-          assert.deepEqual(
-            r,
-            Object.fromEntries(cases.map(([ms, k, u], i) => [`c${i}`, endOf(u, ms, k)])),
-          );
+          assert.deepEqual(r, Object.fromEntries(cases.map(([ms, k, u], i) => [`c${i}`, endOf(u, ms, k)])));
         },
       ),
       { numRuns: 12 },

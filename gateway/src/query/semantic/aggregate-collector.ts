@@ -6,7 +6,7 @@ import { queryError } from '../errors.js';
 import type { Expr } from '../syntax/ast.js';
 import type { AggregateEnv, AggregateOutput } from './aggregates.js';
 import type { Bound } from './bound.js';
-import { refusedTicksUse } from './datetime-ticks.js';
+import { refusedTicksUse, TICKS_AGGREGATES, ticksFlag } from './datetime-ticks.js';
 import type { AggregateSink, ExprBinder } from './expr-binder.js';
 import { expressionName } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -31,7 +31,8 @@ export function aggregateName(entry: AggregateEntry, call: CallExpr): string | u
 
 /**
  * The row binder an aggregate binds its arguments with, refusing an argument that is a datetime
- * carried as ticks: the aggregates' partial states are typed TIMESTAMP (decision 0036). Only the
+ * carried as ticks: the aggregates' partial states are typed TIMESTAMP (decision 0036), but for
+ * TICKS_AGGREGATES, which answer one of their values and keep its ticks. Only the
  * argument itself is checked (the binder's own recursion goes past the proxy), so
  * `max(endofday(t) - t)`, a timespan, is allowed.
  */
@@ -63,7 +64,8 @@ export class AggregateCollector implements AggregateSink {
   /** A top-level aggregate call (may produce several columns). */
   bindTopLevel(call: CallExpr, binder: ExprBinder): AggregateOutput[] {
     const entry = this.entry(call);
-    const bound = entry.run(call, refusingTicks(binder.rowBinder(), `'${call.name}'`), this.env);
+    const row = binder.rowBinder();
+    const bound = entry.run(call, TICKS_AGGREGATES.has(entry.name) ? row : refusingTicks(row, `'${call.name}'`), this.env);
     this.parts.push(bound.part);
     if (entry.naming.kind !== 'own') {
       const name = aggregateName(entry, call);
@@ -79,6 +81,6 @@ export class AggregateCollector implements AggregateSink {
       throw queryError(`'${call.name}' returns several columns and cannot be part of an expression.`, call.span);
     const outputs = this.bindTopLevel(call, binder);
     const out = outputs[0] as AggregateOutput;
-    return { type: out.type, sql: out.value, span: call.span };
+    return { type: out.type, sql: out.value, span: call.span, ...ticksFlag(out) };
   }
 }

@@ -27,6 +27,8 @@ export interface AggregateOutput {
   name?: string;
   /** Output of `*`-expanded or extra arguments (arg_max): named after the argument. */
   fixedName?: boolean;
+  /** A datetime carried as ticks (min/max/take_any of one; decision 0036). */
+  ticks?: boolean;
 }
 
 export interface BoundAggregate {
@@ -185,8 +187,22 @@ export const minMax =
     const x = row.bind(call.args[0] as Expr);
     if (x.type === 'dynamic' || x.type === 'guid') throw queryError(`'${call.name}' cannot order ${x.type} values.`, x.span);
     const agg = fn === 'min' ? (v: Sql) => sql`min(${v})` : (v: Sql) => sql`max(${v})`;
-    return single(env, sql`${agg(x.sql)}${filterClause(env)}`, DUCKDB_TYPE[x.type], agg, x.type);
+    return ticksKept(x, single(env, sql`${agg(x.sql)}${filterClause(env)}`, duckTypeOfBound(x), agg, x.type));
   };
+
+/** The DuckDB type of a bound value: BIGINT for a datetime carried as ticks (decision 0036). */
+const duckTypeOfBound = (x: Bound): string => (x.ticks ? 'BIGINT' : DUCKDB_TYPE[x.type]);
+
+/**
+ * A one-column aggregate of a datetime carried as ticks whose answer is one of its input values
+ * (min, max, take_any): the ticks order as the datetimes do, so the value keeps its ticks.
+ */
+function ticksKept(x: Bound, bound: BoundAggregate): BoundAggregate {
+  if (!x.ticks) return bound;
+  for (const f of bound.part.finals) f.col.ticks = true;
+  for (const o of bound.outputs) o.ticks = true;
+  return bound;
+}
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
 export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
@@ -371,7 +387,10 @@ export const takeAnyDef: AggregateDef = (call, row, env) => {
   if (call.args.length !== 1)
     throw queryError("'take_any' with several arguments is not supported; use one per column.", call.span);
   const x = row.bind(call.args[0] as Expr);
-  return single(env, sql`any_value(${x.sql})${filterClause(env)}`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type);
+  return ticksKept(
+    x,
+    single(env, sql`any_value(${x.sql})${filterClause(env)}`, duckTypeOfBound(x), (p) => sql`any_value(${p})`, x.type),
+  );
 };
 
 /** Sample (`stdev`, `variance`) or population (`stdevp`, `variancep`) spread. */

@@ -33,8 +33,7 @@ export const MAX_TICKS = 3_155_378_975_999_999_999n;
  * null. Written as a CASE rather than DuckDB's try(): try() in a GROUP BY key fails DuckDB 1.5's
  * binder ("Failed to bind column reference"), so a summarize by the value would fail.
  */
-export const inKustoRange = (t: Sql): Sql =>
-  sql`(CASE WHEN ${t} BETWEEN 0 AND ${int(MAX_TICKS)} THEN CAST(${t} AS BIGINT) END)`;
+export const inKustoRange = (t: Sql): Sql => sql`(CASE WHEN ${t} BETWEEN 0 AND ${int(MAX_TICKS)} THEN CAST(${t} AS BIGINT) END)`;
 
 /**
  * More periods of each calendar part than Kusto's whole range holds (10,000 years): a count past
@@ -143,3 +142,15 @@ export function refusedTicksUse(what: string, span?: Span): StrataError {
     span,
   );
 }
+
+/** Aggregates that take a datetime carried as ticks and answer one of its values, ticks kept. */
+export const TICKS_AGGREGATES: ReadonlySet<string> = new Set([
+  'min',
+  'max',
+  'agg_min',
+  'agg_max',
+  'minif',
+  'maxif',
+  'take_any',
+  'take_anyif',
+]);

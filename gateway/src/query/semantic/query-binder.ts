@@ -1295,6 +1295,7 @@ export class QueryBinder {
             value: o.value,
             type: o.type,
             span: item.span,
+            ...ticksFlag(o),
           });
         });
         continue;
@@ -1309,6 +1310,7 @@ export class QueryBinder {
           value: o.value,
           type: o.type,
           span: item.span,
+          ...ticksFlag(o),
         });
         continue;
       }
