@@ -316,6 +316,22 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
         };
       }),
     );
+    // Join keys: ticks against ticks, and ticks against stored microseconds (no row is 1 tick off).
+    const joined = await run(
+      'Logs | summarize n = count() by e = endofday(timestamp) | join kind=inner (Logs | summarize m = count() by e = endofday(timestamp)) on e | project e, n, m | sort by e asc',
+      { ordered: true },
+    );
+    const perDay = new Map<string, number>();
+    for (const l of LOGS)
+      perDay.set(endOf('day', l.timestamp.getTime(), 0), (perDay.get(endOf('day', l.timestamp.getTime(), 0)) ?? 0) + 1);
+    assert.deepEqual(
+      joined.results,
+      [...perDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([e, n]) => ({ e, n, m: n })),
+    );
+    const offByOne = await run(
+      'Logs | extend e = timestamp + 1tick | join kind=inner (Logs | project e = timestamp) on e | count',
+    );
+    assert.equal(offByOne.results[0]?.Count, 0);
     const spans = await run('Logs | summarize m = max(endofday(timestamp) - timestamp)');
     const maxSpan = Math.max(
       ...LOGS.map((l) =>

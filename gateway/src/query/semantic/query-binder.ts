@@ -29,7 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
-import { refusedTicksUse, ticksFlag } from './datetime-ticks.js';
+import { refusedTicksUse, ticksFlag, ticksOfMicros } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
@@ -1083,6 +1083,11 @@ export class QueryBinder {
       if (l.type === 'dynamic') return { left: sql`CAST(${identOf(l)} AS VARCHAR)`, right: sql`CAST(${identOf(r)} AS VARCHAR)` };
       // Decimals match by value (1.5 with 1.50): the cells' keys (decision 0031).
       if (l.type === 'decimal') return { left: decimalKey(identOf(l)), right: decimalKey(identOf(r)) };
+      // A datetime carried as ticks matches the other side's ticks (decision 0036).
+      if (l.type === 'datetime' && (l.ticks || r.ticks)) {
+        const ticks = (c: Column) => (c.ticks ? identOf(c) : ticksOfMicros(identOf(c)));
+        return { left: ticks(l), right: ticks(r) };
+      }
       return { left: identOf(l), right: identOf(r) };
     }
     if (num(l.type) && num(r.type))
