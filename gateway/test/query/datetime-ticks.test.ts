@@ -341,13 +341,42 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     assert.equal(spans.results[0]?.m, ticksIsoSpan(BigInt(maxSpan)));
   });
 
+  it('iff, case, coalesce, max_of and min_of keep the chosen value’s ticks; bin by whole microseconds reads the floor', async () => {
+    const e = 'endofday(datetime(2017-01-01))';
+    const r = await one(`print
+      i1 = iff(true, ${e}, datetime(2017-01-01)), i2 = iff(false, ${e}, datetime(2017-01-01)), i3 = iif(1 > 2, datetime(null), ${e}),
+      c = case(false, datetime(2000-01-01), ${e}), co = coalesce(datetime(null), ${e}), mx = max_of(${e}, datetime(2017-01-01 23:59:59.999999)),
+      mn = min_of(${e}, datetime(2017-01-02), datetime(null)), b = bin(${e}, 1h), b2 = bin(datetime(2017-01-01 00:00:00.0000015), 1microsecond),
+      t = gettype(${e}), em = isempty(${e}), n = isnull(iff(false, ${e}, datetime(null)))`);
+    assert.deepEqual(r, {
+      i1: '2017-01-01T23:59:59.9999999Z',
+      i2: '2017-01-01T00:00:00.0000000Z',
+      i3: '2017-01-01T23:59:59.9999999Z',
+      c: '2017-01-01T23:59:59.9999999Z',
+      co: '2017-01-01T23:59:59.9999999Z',
+      mx: '2017-01-01T23:59:59.9999999Z',
+      mn: '2017-01-01T23:59:59.9999999Z',
+      b: '2017-01-01T23:00:00.0000000Z',
+      b2: '2017-01-01T00:00:00.0000010Z',
+      t: 'datetime',
+      em: false,
+      n: true,
+    });
+    // Per row, on one worker and three: the branches of stored microsecond rows and ticks.
+    const rows = await run(
+      'Logs | extend x = iff(level == "Error", endofday(timestamp), timestamp) | summarize n = count() by x | where x == endofday(x) | count',
+    );
+    const errorDays = new Set(LOGS.filter((l) => l.level === 'Error').map((l) => endOf('day', l.timestamp.getTime(), 0)));
+    assert.equal(rows.results[0]?.Count, errorDays.size);
+  });
+
   it('places that do not carry ticks yet refuse them by name (400), never truncate', async () => {
     for (const q of [
       'Logs | summarize make_list(endofday(timestamp))',
       'Logs | summarize dcount(endofday(timestamp))',
       'Logs | summarize arg_max(endofday(timestamp), level)',
-      'print iff(true, endofday(now()), now())',
-      'print bin(endofday(now()), 1h)',
+      'print bin(endofday(now()), 1tick)',
+      'print bin_at(endofday(now()), 1h, now())',
       'union (print e = endofday(now())), (print e = now())',
       'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
       'print datetime_utc_to_local(endofday(now()), "Europe/Paris")',

@@ -267,8 +267,9 @@ export function unify(items: Bound[], what: string): KqlType {
   // Null literals take the type of the others.
   const typed = items.filter((b) => !(b.value !== undefined && b.value.value === null));
   if (typed.length === 0) return first.type;
+  // Datetimes carried as ticks mix only with each other (the binder makes every branch ticks).
   const ticks = typed.find((b) => b.ticks);
-  if (ticks) throw refusedTicksUse(what, ticks.span);
+  if (ticks && typed.some((b) => b.type === 'datetime' && !b.ticks)) throw refusedTicksUse(what, ticks.span);
   let type = (typed[0] as Bound).type;
   for (const b of typed.slice(1)) {
     if (b.type === type) continue;

@@ -113,7 +113,16 @@ export const TICKS_FLOOR_SAFE: ReadonlySet<string> = new Set([
   'endofweek',
   'endofmonth',
   'endofyear',
+  'gettype',
+  'isempty',
+  'isnotempty',
 ]);
+
+/**
+ * Functions that answer one of their arguments (or the common type of several): a datetime
+ * carried as ticks makes every datetime argument ticks and the answer keeps the mark.
+ */
+export const TICKS_BRANCHES: ReadonlySet<string> = new Set(['iff', 'iif', 'case', 'coalesce', 'max_of', 'min_of']);
 
 /** Functions that read a ticks datetime argument exactly themselves. */
 export const TICKS_AWARE: ReadonlySet<string> = new Set([

@@ -18,6 +18,7 @@ import {
   inKustoRange,
   refusedTicksUse,
   TICKS_AWARE,
+  TICKS_BRANCHES,
   TICKS_FLOOR_SAFE,
   tickDatetime,
   ticksSql,
@@ -528,16 +529,40 @@ export class ExprBinder {
       (a): Bound =>
         a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
     );
+    if (!args.some((a) => a.ticks)) return fn.bind(args, call, this);
+    // A datetime carried as ticks among the arguments (decision 0036).
+    if (TICKS_BRANCHES.has(name)) {
+      // Every datetime branch in ticks; the chosen one is the answer, so it keeps the mark.
+      const b = fn.bind(
+        args.map((a) => (a.type === 'datetime' ? asTicks(a, true) : a)),
+        call,
+        this,
+      );
+      return b.type === 'datetime' ? { ...withoutValue(b), ticks: true } : b;
+    }
     return fn.bind(ticksArguments(name, args, call.span), call, this);
   }
 }
 
-/** A datetime Bound as its ticks (BIGINT), for comparing with another carried as ticks. */
-function asTicks(b: Bound): Bound {
+/**
+ * A datetime Bound as its ticks (BIGINT), for comparing with another carried as ticks. A null
+ * literal stays one (typed BIGINT) unless `dropNull`, where a function's constant folding would
+ * turn it back into a TIMESTAMP null.
+ */
+function asTicks(b: Bound, dropNull = false): Bound {
   if (b.ticks) return b;
   const { column: _column, value, ...rest } = b;
-  return value?.value === null ? { ...rest, sql: sql`CAST(NULL AS BIGINT)`, value } : { ...rest, sql: ticksSql(b), ticks: true };
+  if (value?.value === null)
+    return dropNull
+      ? { ...rest, sql: sql`CAST(NULL AS BIGINT)`, ticks: true }
+      : { ...rest, sql: sql`CAST(NULL AS BIGINT)`, value };
+  return { ...rest, sql: ticksSql(b), ticks: true };
 }
+
+const withoutValue = (b: Bound): Bound => {
+  const { value: _value, ...rest } = b;
+  return rest;
+};
 
 /**
  * `<`, `<=`, `>`, `>=` with a datetime carried as ticks. Against a TIMESTAMP (a stored column, most
@@ -577,9 +602,18 @@ function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | 
  * its microsecond floor to one whose answer cannot depend on the digits below, refused elsewhere.
  */
 function ticksArguments(name: string, args: Bound[], span: Span): Bound[] {
-  if (!args.some((a) => a.ticks) || TICKS_AWARE.has(name)) return args;
-  if (TICKS_FLOOR_SAFE.has(name)) return args.map(floorView);
+  if (TICKS_AWARE.has(name)) return args;
+  if (TICKS_FLOOR_SAFE.has(name) || wholeMicrosecondBin(name, args)) return args.map(floorView);
   throw refusedTicksUse(`'${name}'`, args.find((a) => a.ticks)?.span ?? span);
+}
+
+/**
+ * bin/floor of a datetime by a constant size of whole microseconds: every bin boundary is a whole
+ * microsecond, so a value and its microsecond floor fall in the same bin.
+ */
+function wholeMicrosecondBin(name: string, args: Bound[]): boolean {
+  const size = args[1]?.value;
+  return (name === 'bin' || name === 'floor') && size?.type === 'timespan' && size.value !== null && size.value % 10n === 0n;
 }
 
 export function identOf(col: Column): Sql {
