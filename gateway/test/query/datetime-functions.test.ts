@@ -226,6 +226,33 @@ describe('date and time functions', () => {
     });
   });
 
+  it('datetime_add, startofyear with an offset and unixtime_* as summarize keys; past 0001–9999 gives null', async () => {
+    // These were DuckDB try() expressions, which as GROUP BY keys failed DuckDB's binder (decision 0036).
+    const r = await run(
+      'Logs | summarize n = count() by d = datetime_add("day", 1, startofday(timestamp)), y = startofyear(timestamp, 1), u = unixtime_seconds_todatetime(1700000000 + latencyMs % 2) | summarize n = sum(n) by d, y',
+    );
+    const days = new Map<string, number>();
+    for (const l of LOGS) {
+      const t = l.timestamp;
+      const k = kustoDate(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1));
+      days.set(k, (days.get(k) ?? 0) + 1);
+    }
+    assert.deepEqual(sortedJson(r.results), sortedJson([...days].map(([d, n]) => ({ d, y: iso('2025-01-01T00:00:00Z'), n }))));
+    const edge =
+      await one(`print a = datetime_add("year", 7983, datetime(2017-01-01)), b = datetime_add("year", -2017, datetime(2017-01-01)),
+      c = datetime_add("year", 7982, datetime(2017-01-01)), d = startofyear(datetime(2017-05-01), 7983), e = unixtime_seconds_todatetime(253402300800),
+      f = unixtime_seconds_todatetime(253402300799), g = datetime_add("hour", 100000000000, datetime(2017-01-01))`);
+    assert.deepEqual(edge, {
+      a: null,
+      b: null,
+      c: iso('9999-01-01T00:00:00Z'),
+      d: null,
+      e: null,
+      f: '9999-12-31T23:59:59.0000000Z',
+      g: null,
+    });
+  });
+
   it('unixtime_*_todatetime in every unit; out of range gives null', async () => {
     const r = await one(`print
       s = unixtime_seconds_todatetime(1700000000), s2 = unixtime_seconds_todatetime(1.5), s3 = unixtime_seconds_todatetime(-1),

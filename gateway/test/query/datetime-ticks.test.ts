@@ -149,7 +149,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       F = format_datetime(datetime(2017-01-01 00:00:00.1200001), 'HH:mm:ss.FFFFFFF'),
       Fz = format_datetime(datetime(2017-01-01 00:00:00.1200000), 'HH:mm:ss.FFFFFFF'),
       s = tostring(${e}), l = tolong(${e}), lit = tostring(datetime(2017-01-01 00:00:00.123456700)),
-      h = tostring(hash(${e})), hm = hash(${e}, 1000), d = todynamic(${e})`);
+      h = tostring(hash(${e})), hm = hash(${e}, 1000), d = todynamic(${e}), c = strcat('end: ', ${e})`);
     const ticks = kustoTicks(BigInt(Date.UTC(2017, 0, 2)) * 10_000n - 1n);
     const le = Buffer.alloc(8);
     le.writeBigInt64LE(ticks);
@@ -166,6 +166,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       h: h.toString(),
       hm: Number(BigInt.asUintN(64, h) % 1000n),
       d: '2017-01-01T23:59:59.9999999Z',
+      c: 'end: 2017-01-01T23:59:59.9999999Z',
     });
   });
 
@@ -370,6 +371,16 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     assert.equal(rows.results[0]?.Count, errorDays.size);
   });
 
+  it('make-series bounds compare in ticks: a row at the microsecond after endofday(…) is in, one before is out', async () => {
+    const stamps = LOGS.map((l) => l.timestamp.getTime());
+    const t0 = stamps[30] as number;
+    const r = await run(
+      `Logs | make-series n = count() default = 0 on timestamp from datetime(2024-03-09) to ${tickLit(BigInt(t0) * 10_000n + 1n)} step 1d`,
+    );
+    // One bin (2024-03-09), counting the rows up to and including t0 (to is exclusive, one tick past t0).
+    assert.deepEqual(r.results[0]?.n, [stamps.filter((s) => s >= Date.UTC(2024, 2, 9) && s <= t0).length]);
+  });
+
   it('places that do not carry ticks yet refuse them by name (400), never truncate', async () => {
     for (const q of [
       'Logs | summarize make_list(endofday(timestamp))',
@@ -380,6 +391,8 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'union (print e = endofday(now())), (print e = now())',
       'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
       'print datetime_utc_to_local(endofday(now()), "Europe/Paris")',
+      'print toscalar(print endofday(now()))',
+      'Logs | make-series count() on timestamp from endofday(datetime(2024-03-08)) to datetime(2024-03-11) step 1h',
     ])
       await assert.rejects(run(q), /100-nanosecond ticks below the microsecond/, q);
   });

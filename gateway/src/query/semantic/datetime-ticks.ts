@@ -36,8 +36,8 @@ export const MAX_TICKS = 3_155_378_975_999_999_999n;
 export const inKustoRange = (t: Sql): Sql => sql`(CASE WHEN ${t} BETWEEN 0 AND ${int(MAX_TICKS)} THEN CAST(${t} AS BIGINT) END)`;
 
 /**
- * More periods of each calendar part than Kusto's whole range holds (10,000 years): a count past
- * it answers null, checked before DuckDB's interval arithmetic could overflow.
+ * More periods of each part than Kusto's whole range holds (10,000 years): a count past it answers
+ * null, checked before DuckDB's interval arithmetic could overflow.
  */
 export const PERIODS_IN_RANGE: Readonly<Record<string, bigint>> = {
   year: 10_000n,
@@ -45,6 +45,11 @@ export const PERIODS_IN_RANGE: Readonly<Record<string, bigint>> = {
   month: 120_000n,
   week: 530_000n,
   day: 3_660_000n,
+  hour: 87_840_000n,
+  minute: 5_270_400_000n,
+  second: 316_224_000_000n,
+  millisecond: 316_224_000_000_000n,
+  microsecond: 316_224_000_000_000_000n,
 };
 
 /** Floor division of a BIGINT by a positive constant (DuckDB's `//` truncates toward zero). */
@@ -137,6 +142,7 @@ export const TICKS_AWARE: ReadonlySet<string> = new Set([
   'isnotnull',
   'tolong',
   'todynamic',
+  'strcat',
   'todatetime',
   'datetime',
 ]);

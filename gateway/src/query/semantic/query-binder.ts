@@ -169,6 +169,8 @@ export class QueryBinder {
     this.inputSerialized = serialized;
     const column = relColumns(rel)[0];
     if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);
+    // Its value travels as a TIMESTAMP parameter (scalar-query.ts), which cannot hold the ticks.
+    if (column.ticks) throw refusedTicksUse('toscalar', expr.span);
     const query = scalarQuery(rel, column);
     this.scalars.push(query);
     return { type: column.type, sql: query.sql, span: expr.span };

@@ -7,7 +7,7 @@
  * ICU; the conversions name UTC explicitly so no session time zone can change an answer.
  */
 import { queryError } from '../../errors.js';
-import { int, join, type Sql, sql, str } from '../../sql/sql.js';
+import { dbl, int, join, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
@@ -169,6 +169,18 @@ function addSql(p: string, amount: Sql, x: Sql): Sql {
   }
 }
 
+/** Kusto's datetime range in µs since the Unix epoch: 0001-01-01 … 9999-12-31T23:59:59.999999. */
+const MIN_US = -62_135_596_800_000_000;
+const MAX_US = 253_402_300_799_999_999;
+
+/**
+ * A TIMESTAMP inside Kusto's range, else null. A CASE rather than DuckDB's try(), which as a GROUP
+ * BY key fails DuckDB 1.5's binder ("Failed to bind column reference"): `summarize by
+ * datetime_add(…)` failed before (decision 0036).
+ */
+const inRangeUs = (x: Sql): Sql =>
+  sql`(CASE WHEN ${x} BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 23:59:59.999999' THEN ${x} END)`;
+
 /** Ticks per unit of the fixed-length parts datetime_add adds in ticks. */
 const TICKS_PER: Record<string, bigint> = {
   hour: 36_000_000_000n,
@@ -241,7 +253,11 @@ const unixTime =
           ? sql`(${v.sql} * ${int(perUnit)})`
           : sql`CAST(round(${v.sql} * ${int(perUnit)}) AS BIGINT)`
         : sql`CAST(floor(${coerce(v, 'real')} / 1000) AS BIGINT)`;
-    return result('datetime', sql`try(make_timestamp(${us}))`, call);
+    // Kusto's range, checked on the value before the product could overflow (a CASE, not try():
+    // try() as a GROUP BY key fails DuckDB's binder; decision 0036).
+    const [lo, hi] = [MIN_US / perUnit, MAX_US / perUnit];
+    const inRange = sql`${coerce(v, 'real')} BETWEEN ${dbl(lo)} AND ${dbl(hi)}`;
+    return result('datetime', sql`(CASE WHEN ${inRange} THEN ${inRangeUs(sql`make_timestamp(${us})`)} END)`, call);
   };
 
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
@@ -257,7 +273,9 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
     date(x, call);
     // A nanosecond amount, or a datetime already holding ticks, is added in ticks (decision 0036).
     if (p === 'nanosecond' || x.ticks) return addTicks(p, amount, x, call);
-    return result('datetime', sql`try(${addSql(p, amount, x.sql)})`, call);
+    const limit = int(PERIODS_IN_RANGE[p] as bigint);
+    const moved = inRangeUs(addSql(p, amount, x.sql));
+    return result('datetime', sql`(CASE WHEN abs(CAST(${amount} AS BIGINT)) <= ${limit} THEN ${moved} END)`, call);
   },
   datetime_diff: (args, call) => {
     arity(call, args.length, 3);
@@ -303,7 +321,9 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const x = date(args[0] as Bound, call);
     const offset = args[1] ? whole(args[1], call, 'offset') : undefined;
     const s = sql`date_trunc('year', ${x})`;
-    return result('datetime', offset ? sql`try(${s} + to_years(CAST(${offset} AS INTEGER)))` : s, call);
+    if (!offset) return result('datetime', s, call);
+    const moved = inRangeUs(sql`(${s} + to_years(CAST(${offset} AS INTEGER)))`);
+    return result('datetime', sql`(CASE WHEN abs(${offset}) <= ${int(PERIODS_IN_RANGE.year as bigint)} THEN ${moved} END)`, call);
   },
   make_datetime: (args, call) => {
     arity(call, args.length, 3, 6);
