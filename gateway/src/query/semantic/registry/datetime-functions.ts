@@ -169,9 +169,12 @@ function addSql(p: string, amount: Sql, x: Sql): Sql {
   }
 }
 
-/** Kusto's datetime range in µs since the Unix epoch: 0001-01-01 … 9999-12-31T23:59:59.999999. */
+/**
+ * Kusto's datetime range in µs since the Unix epoch, 0001-01-01 … 10000-01-01, as doubles: a guard
+ * against overflow before make_timestamp; inRangeUs then keeps the exact range.
+ */
 const MIN_US = -62_135_596_800_000_000;
-const MAX_US = 253_402_300_799_999_999;
+const MAX_US = 253_402_300_800_000_000;
 
 /**
  * A TIMESTAMP inside Kusto's range, else null. A CASE rather than DuckDB's try(), which as a GROUP
@@ -253,8 +256,8 @@ const unixTime =
           ? sql`(${v.sql} * ${int(perUnit)})`
           : sql`CAST(round(${v.sql} * ${int(perUnit)}) AS BIGINT)`
         : sql`CAST(floor(${coerce(v, 'real')} / 1000) AS BIGINT)`;
-    // Kusto's range, checked on the value before the product could overflow (a CASE, not try():
-    // try() as a GROUP BY key fails DuckDB's binder; decision 0036).
+    // Kusto's range, checked on the value before the product could overflow and exactly on the
+    // result (a CASE, not try(): try() as a GROUP BY key fails DuckDB's binder; decision 0036).
     const [lo, hi] = [MIN_US / perUnit, MAX_US / perUnit];
     const inRange = sql`${coerce(v, 'real')} BETWEEN ${dbl(lo)} AND ${dbl(hi)}`;
     return result('datetime', sql`(CASE WHEN ${inRange} THEN ${inRangeUs(sql`make_timestamp(${us})`)} END)`, call);
