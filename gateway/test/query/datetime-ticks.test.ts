@@ -333,6 +333,18 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'Logs | extend e = timestamp + 1tick | join kind=inner (Logs | project e = timestamp) on e | count',
     );
     assert.equal(offByOne.results[0]?.Count, 0);
+    // arg_max by a ticks value, and a ticks column among the returned ones.
+    const arg = await run(
+      'Logs | extend e = timestamp + 1tick | summarize arg_max(e, level), arg_min(timestamp, e) | project e, e1, level',
+    );
+    const firstRow = LOGS.reduce((a, b) => (a.timestamp <= b.timestamp ? a : b));
+    const lastRow = LOGS.reduce((a, b) => (a.timestamp >= b.timestamp ? a : b));
+    const plusTick = (d: Date) => ticksIso(BigInt(d.getTime()) * 10_000n + 1n);
+    assert.deepEqual(arg.results, [{ e: plusTick(lastRow.timestamp), e1: plusTick(firstRow.timestamp), level: lastRow.level }]);
+    assert.deepEqual(
+      arg.columns.map((c) => c.type),
+      ['DateTime', 'DateTime', 'String'],
+    );
     const spans = await run('Logs | summarize m = max(endofday(timestamp) - timestamp)');
     const maxSpan = Math.max(
       ...LOGS.map((l) =>
@@ -385,7 +397,6 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     for (const q of [
       'Logs | summarize make_list(endofday(timestamp))',
       'Logs | summarize dcount(endofday(timestamp))',
-      'Logs | summarize arg_max(endofday(timestamp), level)',
       'print bin(endofday(now()), 1tick)',
       'print bin_at(endofday(now()), 1h, now())',
       'union (print e = endofday(now())), (print e = now())',

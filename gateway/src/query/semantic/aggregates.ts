@@ -310,17 +310,19 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
       }
     }
     const fields = returned.map((r, i) => sql`${ident(`f${i}`)} := ${r.bound.sql}`);
-    const pe = partial(env, fn === 'max' ? sql`max(${e.sql})` : sql`min(${e.sql})`, DUCKDB_TYPE[e.type]);
+    const pe = partial(env, fn === 'max' ? sql`max(${e.sql})` : sql`min(${e.sql})`, duckTypeOfBound(e));
     const pickPartial = fn === 'max' ? sql`arg_max_null` : sql`arg_min_null`;
     const pr = partial(env, sql`to_json(${pickPartial}(struct_pack(${join(fields, ', ')}), ${e.sql}))`, 'VARCHAR');
-    const fe = finalCol(env, e.type);
+    const fe = { ...finalCol(env, e.type), ...(e.ticks ? { ticks: true } : {}) };
     const fr = finalCol(env, 'dynamic');
     const peRef = sql`${ident(pe.id)}`;
     const finals = [
       { col: fe, sql: fn === 'max' ? sql`max(${peRef})` : sql`min(${peRef})` },
       { col: fr, sql: sql`${pickPartial}(${ident(pr.id)}, ${peRef})` },
     ];
-    const outputs: AggregateOutput[] = [{ value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr) }];
+    const outputs: AggregateOutput[] = [
+      { value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr), ...(e.ticks ? { ticks: true } : {}) },
+    ];
     returned.forEach((r, i) => {
       const path = str(`$.f${i}`);
       const text = sql`json_extract_string(${ref(fr)}, ${path})`;
@@ -336,9 +338,10 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
           value = sql`CAST(${text} AS BIGINT)`;
           break;
         default:
-          value = sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
+          // A datetime carried as ticks is a BIGINT in the JSON row (decision 0036).
+          value = r.bound.ticks ? sql`CAST(${text} AS BIGINT)` : sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
       }
-      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true });
+      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true, ...(r.bound.ticks ? { ticks: true } : {}) });
     });
     return { part: { partials: [pe, pr], finals }, outputs };
   };

@@ -158,7 +158,10 @@ export function refusedTicksUse(what: string, span?: Span): StrataError {
   );
 }
 
-/** Aggregates that take a datetime carried as ticks and answer one of its values, ticks kept. */
+/**
+ * Aggregates that take a datetime carried as ticks and answer one of its values, ticks kept
+ * (arg_max/arg_min: as the maximised value and as a returned column).
+ */
 export const TICKS_AGGREGATES: ReadonlySet<string> = new Set([
   'min',
   'max',
@@ -168,4 +171,6 @@ export const TICKS_AGGREGATES: ReadonlySet<string> = new Set([
   'maxif',
   'take_any',
   'take_anyif',
+  'arg_max',
+  'arg_min',
 ]);
