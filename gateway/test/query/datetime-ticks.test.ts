@@ -77,6 +77,53 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     });
   });
 
+  it("the documentation's shapes: offsets from a range, and a Sunday-ending week built from endofweek", async () => {
+    // The endof… pages list the ends for offsets -1, 0, 1 from a range; own date (a Wednesday).
+    const r = await run(
+      'range offset from -1 to 1 step 1 | project offset, d = endofday(datetime(2023-08-16 07:00), offset), w = endofweek(datetime(2023-08-16 07:00), offset), m = endofmonth(datetime(2023-08-16 07:00), offset), y = endofyear(datetime(2023-08-16 07:00), offset) | sort by offset asc',
+      { ordered: true },
+    );
+    assert.deepEqual(r.results, [
+      {
+        offset: -1,
+        d: '2023-08-15T23:59:59.9999999Z',
+        w: '2023-08-12T23:59:59.9999999Z',
+        m: '2023-07-31T23:59:59.9999999Z',
+        y: '2022-12-31T23:59:59.9999999Z',
+      },
+      {
+        offset: 0,
+        d: '2023-08-16T23:59:59.9999999Z',
+        w: '2023-08-19T23:59:59.9999999Z',
+        m: '2023-08-31T23:59:59.9999999Z',
+        y: '2023-12-31T23:59:59.9999999Z',
+      },
+      {
+        offset: 1,
+        d: '2023-08-17T23:59:59.9999999Z',
+        w: '2023-08-26T23:59:59.9999999Z',
+        m: '2023-09-30T23:59:59.9999999Z',
+        y: '2024-12-31T23:59:59.9999999Z',
+      },
+    ]);
+    // The endofweek page builds a week ending on Sunday: 8 days after the Saturday end of the week 8 days before.
+    const sunday = await run(
+      `let endofweekSunday = (d: datetime) { datetime_add('day', 8, endofweek(datetime_add('day', -8, d))) };
+       datatable(Date: datetime, Day: string)[datetime(2023-08-12), "Saturday", datetime(2023-08-13), "Sunday", datetime(2023-08-14), "Monday"]
+       | extend SundayEnd = endofweekSunday(Date) | project Day, SundayEnd`,
+    );
+    assert.deepEqual(
+      sunday.results.map((x) => JSON.stringify(x)).sort(),
+      [
+        { Day: 'Saturday', SundayEnd: '2023-08-13T23:59:59.9999999Z' },
+        { Day: 'Sunday', SundayEnd: '2023-08-13T23:59:59.9999999Z' },
+        { Day: 'Monday', SundayEnd: '2023-08-20T23:59:59.9999999Z' },
+      ]
+        .map((x) => JSON.stringify(x))
+        .sort(),
+    );
+  });
+
   it('leap years, month ends, a Saturday, negative offsets across years, the ends of the range, nulls', async () => {
     const r = await one(`print
       feb24 = endofmonth(datetime(2024-02-10)), feb00 = endofmonth(datetime(2000-02-01)), feb00p = endofmonth(datetime(2100-02-01)),
