@@ -19,15 +19,7 @@ export const DECIMAL_MODULO_REASON =
 const HASH_COMBINE_REASON =
   "Kusto's combining step is not documented and its documented example matches none of the common ones; a guess would give other hashes silently.";
 
-/** Datetimes keep microseconds here; Kusto's end of a period is its last 100 ns tick (decision 0023). */
-const END_OF_REASON =
-  "Kusto answers the period's last 100-nanosecond tick (…:59.9999999), which datetimes here cannot hold (they keep microseconds); compare with < startof…(…, 1) instead.";
-
 const REASONS: Readonly<Record<string, string>> = {
-  endofday: END_OF_REASON,
-  endofweek: END_OF_REASON,
-  endofmonth: END_OF_REASON,
-  endofyear: END_OF_REASON,
   hash_combine: HASH_COMBINE_REASON,
   hash_many: HASH_COMBINE_REASON,
 };

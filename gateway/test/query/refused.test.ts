@@ -60,10 +60,6 @@ const SAMPLES: Record<string, string> = {
   series_ifft: 'T | extend series_ifft(d, d)',
   hash_combine: 'T | extend hash_combine(hash(s), hash(s))',
   hash_many: 'T | extend hash_many(s, s)',
-  endofday: 'T | extend endofday(timestamp)',
-  endofweek: 'T | extend endofweek(timestamp, 1)',
-  endofmonth: 'T | extend endofmonth(timestamp)',
-  endofyear: 'T | extend endofyear(timestamp, -1)',
 };
 
 function refusedList(): string[] {

@@ -161,8 +161,8 @@ describe('query traps (Kusto semantics)', () => {
   it('trap: DateTime values are fixed-width UTC strings with 7 fractional digits', async () => {
     assert.equal(await scalar('print datetime(2024-02-21 07:50)'), '2024-02-21T07:50:00.0000000Z');
     assert.equal(await scalar('print datetime(2024-02-21T07:50:00.1234560Z)'), '2024-02-21T07:50:00.1234560Z');
-    // A 100 ns digit cannot be kept (microseconds here): refused, never shown as .1234560.
-    await assert.rejects(run('print datetime(2024-02-21T07:50:00.1234567Z)'), /digits below a microsecond/);
+    // The 100 ns digit is kept (decision 0036), never shown as .1234560.
+    assert.equal(await scalar('print datetime(2024-02-21T07:50:00.1234567Z)'), '2024-02-21T07:50:00.1234567Z');
     assert.equal(await scalar('print datetime(0001-01-01)'), '0001-01-01T00:00:00.0000000Z');
   });
 

@@ -582,6 +582,26 @@ describe('distributed queries over worker storage and gRPC', function () {
     }
   });
 
+  it('datetimes with 100 ns ticks: endof… keys, min/max, tick boundaries and the wire, as on one worker (decision 0036)', async () => {
+    const r = await both(
+      'app.logs | summarize n = count(), lo = min(endofday(timestamp)), span = max(endofday(timestamp) - timestamp) by e = endofday(timestamp) | sort by e asc',
+    );
+    const days = [...new Set(ROWS.map((x) => Math.floor(x.ts / 86_400_000)))].sort((a, b) => a - b);
+    const lastTick = (day: number) => new Date((day + 1) * 86_400_000 - 1).toISOString().replace(/\.999Z$/, '.9999999Z');
+    assert.deepEqual(
+      r.columns.map((c) => c.type),
+      ['DateTime', 'Int64', 'DateTime', 'TimeSpan'],
+    );
+    assert.deepEqual(
+      r.results.map((x) => [x.e, x.n, x.lo]),
+      days.map((d) => [lastTick(d), ROWS.filter((x) => Math.floor(x.ts / 86_400_000) === d).length, lastTick(d)]),
+    );
+    // The second row is at BASE + 47 s: one tick past it includes it, one tick before excludes it.
+    const past = await both('app.logs | where timestamp < datetime(2024-05-01 00:00:47.0000001) | count');
+    const before = await both('app.logs | where timestamp <= datetime(2024-05-01 00:00:46.9999999) | count');
+    assert.deepEqual([past.results, before.results], [[{ Count: 2 }], [{ Count: 1 }]]);
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();

@@ -165,6 +165,26 @@ describe('query endpoints over HTTP', function () {
     );
   });
 
+  it('answers datetimes with 100 ns ticks as 7-digit DateTime text (decision 0036)', async () => {
+    const res = await post(`/search/${OWN}/kusto`, {
+      query:
+        'declare query_parameters(t:datetime); app.requests | where timestamp < t | summarize n = count() by e = endofday(timestamp), host | order by host asc',
+      variables: [{ id: 't', value: '2024-06-01T00:05:00.0000001Z' }],
+    });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { columns: unknown; results: unknown[] };
+    assert.deepEqual(body.columns, [
+      { name: 'e', type: 'DateTime' },
+      { name: 'host', type: 'String' },
+      { name: 'n', type: 'Int64' },
+    ]);
+    // Rows at 00:00 … 00:05 (one tick past 00:05 includes it), alternating hosts.
+    assert.deepEqual(body.results, [
+      { e: '2024-06-01T23:59:59.9999999Z', host: 'h0', n: 3 },
+      { e: '2024-06-01T23:59:59.9999999Z', host: 'h1', n: 3 },
+    ]);
+  });
+
   it('parses with columns and completions', async () => {
     const res = await post(`/search/${OWN}/kusto/parse`, { query: 'app.requests | where ', cursorPosition: 21, variables: [] });
     assert.equal(res.status, 200);

@@ -118,6 +118,8 @@ export function formatValue(type: KqlType, raw: unknown): ResultValue {
     case 'bool':
       return raw === null || raw === undefined ? null : Boolean(raw);
     case 'datetime':
+      // A datetime carried as ticks arrives as its text already (readableColumn; decision 0036).
+      if (typeof raw === 'string') return raw;
       return raw === null || raw === undefined ? null : formatDateTime(BigInt(raw as bigint));
     case 'timespan':
       return raw === null || raw === undefined ? null : formatTimespan(BigInt(raw as bigint));

@@ -47,7 +47,11 @@ function repeatAwareJson(values: readonly unknown[], rowCount: number, text: (ra
 const stringJson = (raw: unknown) => (raw === null || raw === undefined ? '""' : JSON.stringify(String(raw)));
 // DateTime texts hold only digits and `-:.TZ`: quoting needs no escaping.
 const dateTimeJson = (raw: unknown) =>
-  raw === null || raw === undefined ? NULL : `"${formatDateTime(typeof raw === 'bigint' ? raw : BigInt(raw as number))}"`;
+  raw === null || raw === undefined
+    ? NULL
+    : typeof raw === 'string'
+      ? `"${raw}"` // a datetime carried as ticks arrives as its text (readableColumn; decision 0036)
+      : `"${formatDateTime(typeof raw === 'bigint' ? raw : BigInt(raw as number))}"`;
 
 /**
  * The JSON text of each value of one column, with the formatting of formatValue: per type, the

@@ -17,8 +17,8 @@ import { type Column, type Rel, ROW_ORDER, relColumns, type SortSpec, type TimeB
 import type { DeferredParam, ScalarQuery } from '../semantic/scalar-query.js';
 import { contains, ident, type ParamValue, type RenderedSql, render, Sql, sql } from '../sql/sql.js';
 import type { RenderHint } from '../syntax/ast.js';
-import { DUCKDB_TYPE, type KqlType } from '../types.js';
-import { type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
+import type { KqlType } from '../types.js';
+import { duckTypeOf, type OrderKey, readableColumn, SqlGenerator, wireColumn, wireTypeOf } from './sql-gen.js';
 
 export { FRAGMENT_SOURCE };
 
@@ -248,7 +248,7 @@ function makeFragment(
   const g = gen.gen(written);
   const order = g.order ?? [];
   const columns = [
-    ...g.visible.map((c) => ({ id: c.id, type: DUCKDB_TYPE[c.type] })),
+    ...g.visible.map((c) => ({ id: c.id, type: duckTypeOf(c) })),
     ...g.extra.map((e) => ({ id: e.id, type: e.duckType })),
     ...order.map((o) => ({ id: o.id, type: o.duckType })),
   ];
@@ -368,6 +368,9 @@ const READABLE_WIRE: Record<KqlType, WireType> = {
   dynamic: 'VARCHAR',
 };
 
+/** The wire type of a readable column: a datetime carried as ticks is its text (decision 0036). */
+const readableWire = (c: Column): WireType => (c.ticks ? 'VARCHAR' : READABLE_WIRE[c.type]);
+
 /**
  * The limit of a whole top-N when the merge of a one-fragment plan only orders and cuts that
  * fragment's rows, then maps each row on its own (`project`/`extend` without row functions) and
@@ -444,7 +447,7 @@ function singleWorkerSpec(
     params: rendered.params,
     sourceColumns: read.map((c) => ({ name: c.origin ?? c.name, type: c.type })),
     columns: [
-      ...columns.map((c) => ({ id: c.id, type: READABLE_WIRE[c.type] })),
+      ...columns.map((c) => ({ id: c.id, type: readableWire(c) })),
       ...order.map((o) => ({ id: o.id, type: wireTypeOf(o.duckType) as WireType })),
     ],
     // The whole query ends in the row cap (or a smaller take).

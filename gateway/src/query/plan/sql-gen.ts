@@ -6,6 +6,7 @@
  * final select — because SQL does not promise that a CTE's ORDER BY survives the next step.
  */
 
+import { ticksTextSql } from '../semantic/datetime-ticks.js';
 import { type Column, type Rel, ROW_ORDER } from '../semantic/rel.js';
 import { Ident, ident, int, join, type Param, Sql, sql, substitute } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
@@ -32,6 +33,10 @@ export function duckTypeSql(duckType: string): Sql {
 }
 
 const canonical = (t: KqlType): Sql => duckTypeSql(DUCKDB_TYPE[t]);
+
+/** The DuckDB type of a column or sort key: BIGINT for a datetime carried as ticks (decision 0036). */
+export const duckTypeOf = (c: { type: KqlType; ticks?: boolean | undefined }): string =>
+  c.ticks ? 'BIGINT' : DUCKDB_TYPE[c.type];
 
 /** Reads a scanned storage column as the engine's canonical type (a no-op cast when it already is). */
 function scanColumnSql(name: string, type: KqlType): Sql {
@@ -124,7 +129,7 @@ export class SqlGenerator {
       }
       case 'fragment': {
         const cols = [
-          ...rel.columns.map((c) => sql`${fromWire(c.id, DUCKDB_TYPE[c.type])} AS ${ident(c.id)}`),
+          ...rel.columns.map((c) => sql`${fromWire(c.id, duckTypeOf(c))} AS ${ident(c.id)}`),
           ...rel.extra.map((e) => sql`${fromWire(e.id, e.duckType)} AS ${ident(e.id)}`),
         ];
         const name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${this.options.fragmentSource(rel.index)}`);
@@ -132,10 +137,10 @@ export class SqlGenerator {
       }
       case 'values': {
         if (rel.rows.length === 0) {
-          const nulls = rel.columns.map((c) => sql`CAST(NULL AS ${canonical(c.type)}) AS ${ident(c.id)}`);
+          const nulls = rel.columns.map((c) => sql`CAST(NULL AS ${duckTypeSql(duckTypeOf(c))}) AS ${ident(c.id)}`);
           return { name: this.add(sql`SELECT ${join(nulls, ', ')} WHERE false`), visible: rel.columns, extra: [] };
         }
-        const cols = rel.columns.map((c) => sql`CAST(${ident(c.id)} AS ${canonical(c.type)}) AS ${ident(c.id)}`);
+        const cols = rel.columns.map((c) => sql`CAST(${ident(c.id)} AS ${duckTypeSql(duckTypeOf(c))}) AS ${ident(c.id)}`);
         const rows = rel.rows.map((r, i) => sql`(${join([...r, sql`${int(i)}`], ', ')})`);
         const names = join([...rel.columns.map((c) => sql`${ident(c.id)}`), sql`${ident('__row')}`], ', ');
         // Rows keep their written order.
@@ -215,7 +220,7 @@ export class SqlGenerator {
         const g = this.gen(rel.input);
         const order: OrderKey[] = rel.keys.map((k) => ({
           id: `o${this.options.orderIds.next++}`,
-          duckType: DUCKDB_TYPE[k.type],
+          duckType: duckTypeOf(k),
           descending: k.descending,
           nullsFirst: k.nullsFirst,
         }));
@@ -348,7 +353,8 @@ export function readableColumn(c: Column): Sql {
   const v = sql`${ident(c.id)}`;
   switch (c.type) {
     case 'datetime':
-      return sql`epoch_us(${v}) AS ${ident(c.id)}`;
+      // A datetime carried as ticks is read as Kusto's text, the 7th digit included (decision 0036).
+      return c.ticks ? sql`${ticksTextSql(v)} AS ${ident(c.id)}` : sql`epoch_us(${v}) AS ${ident(c.id)}`;
     case 'guid':
     case 'dynamic':
       return sql`CAST(${v} AS VARCHAR) AS ${ident(c.id)}`;

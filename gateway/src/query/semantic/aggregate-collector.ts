@@ -6,6 +6,7 @@ import { queryError } from '../errors.js';
 import type { Expr } from '../syntax/ast.js';
 import type { AggregateEnv, AggregateOutput } from './aggregates.js';
 import type { Bound } from './bound.js';
+import { refusedTicksUse, TICKS_AGGREGATES, ticksFlag } from './datetime-ticks.js';
 import type { AggregateSink, ExprBinder } from './expr-binder.js';
 import { expressionName } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -28,6 +29,22 @@ export function aggregateName(entry: AggregateEntry, call: CallExpr): string | u
   }
 }
 
+/**
+ * The row binder an aggregate binds its arguments with, refusing an argument that is a datetime
+ * carried as ticks: the aggregates' partial states are typed TIMESTAMP (decision 0036), but for
+ * TICKS_AGGREGATES, which answer one of their values and keep its ticks. Only the
+ * argument itself is checked (the binder's own recursion goes past the proxy), so
+ * `max(endofday(t) - t)`, a timespan, is allowed.
+ */
+function refusingTicks(binder: ExprBinder, what: string): ExprBinder {
+  const bind = (expr: Expr, predicate?: boolean): Bound => {
+    const b = binder.bind(expr, predicate);
+    if (b.ticks) throw refusedTicksUse(what, b.span);
+    return b;
+  };
+  return new Proxy(binder, { get: (target, key) => (key === 'bind' ? bind : Reflect.get(target, key)) });
+}
+
 export class AggregateCollector implements AggregateSink {
   readonly parts: AggregatePart[] = [];
 
@@ -47,7 +64,8 @@ export class AggregateCollector implements AggregateSink {
   /** A top-level aggregate call (may produce several columns). */
   bindTopLevel(call: CallExpr, binder: ExprBinder): AggregateOutput[] {
     const entry = this.entry(call);
-    const bound = entry.run(call, binder.rowBinder(), this.env);
+    const row = binder.rowBinder();
+    const bound = entry.run(call, TICKS_AGGREGATES.has(entry.name) ? row : refusingTicks(row, `'${call.name}'`), this.env);
     this.parts.push(bound.part);
     if (entry.naming.kind !== 'own') {
       const name = aggregateName(entry, call);
@@ -63,6 +81,6 @@ export class AggregateCollector implements AggregateSink {
       throw queryError(`'${call.name}' returns several columns and cannot be part of an expression.`, call.span);
     const outputs = this.bindTopLevel(call, binder);
     const out = outputs[0] as AggregateOutput;
-    return { type: out.type, sql: out.value, span: call.span };
+    return { type: out.type, sql: out.value, span: call.span, ...ticksFlag(out) };
   }
 }

@@ -27,6 +27,8 @@ export interface AggregateOutput {
   name?: string;
   /** Output of `*`-expanded or extra arguments (arg_max): named after the argument. */
   fixedName?: boolean;
+  /** A datetime carried as ticks (min/max/take_any of one; decision 0036). */
+  ticks?: boolean;
 }
 
 export interface BoundAggregate {
@@ -185,8 +187,22 @@ export const minMax =
     const x = row.bind(call.args[0] as Expr);
     if (x.type === 'dynamic' || x.type === 'guid') throw queryError(`'${call.name}' cannot order ${x.type} values.`, x.span);
     const agg = fn === 'min' ? (v: Sql) => sql`min(${v})` : (v: Sql) => sql`max(${v})`;
-    return single(env, sql`${agg(x.sql)}${filterClause(env)}`, DUCKDB_TYPE[x.type], agg, x.type);
+    return ticksKept(x, single(env, sql`${agg(x.sql)}${filterClause(env)}`, duckTypeOfBound(x), agg, x.type));
   };
+
+/** The DuckDB type of a bound value: BIGINT for a datetime carried as ticks (decision 0036). */
+const duckTypeOfBound = (x: Bound): string => (x.ticks ? 'BIGINT' : DUCKDB_TYPE[x.type]);
+
+/**
+ * A one-column aggregate of a datetime carried as ticks whose answer is one of its input values
+ * (min, max, take_any): the ticks order as the datetimes do, so the value keeps its ticks.
+ */
+function ticksKept(x: Bound, bound: BoundAggregate): BoundAggregate {
+  if (!x.ticks) return bound;
+  for (const f of bound.part.finals) f.col.ticks = true;
+  for (const o of bound.outputs) o.ticks = true;
+  return bound;
+}
 
 /** Non-null values of an argument (all values `withNulls`) as JSON list text ('[]' when none). */
 export function jsonList(x: Bound, distinct: boolean, env: AggregateEnv, withNulls = false): Sql {
@@ -294,17 +310,19 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
       }
     }
     const fields = returned.map((r, i) => sql`${ident(`f${i}`)} := ${r.bound.sql}`);
-    const pe = partial(env, fn === 'max' ? sql`max(${e.sql})` : sql`min(${e.sql})`, DUCKDB_TYPE[e.type]);
+    const pe = partial(env, fn === 'max' ? sql`max(${e.sql})` : sql`min(${e.sql})`, duckTypeOfBound(e));
     const pickPartial = fn === 'max' ? sql`arg_max_null` : sql`arg_min_null`;
     const pr = partial(env, sql`to_json(${pickPartial}(struct_pack(${join(fields, ', ')}), ${e.sql}))`, 'VARCHAR');
-    const fe = finalCol(env, e.type);
+    const fe = { ...finalCol(env, e.type), ...(e.ticks ? { ticks: true } : {}) };
     const fr = finalCol(env, 'dynamic');
     const peRef = sql`${ident(pe.id)}`;
     const finals = [
       { col: fe, sql: fn === 'max' ? sql`max(${peRef})` : sql`min(${peRef})` },
       { col: fr, sql: sql`${pickPartial}(${ident(pr.id)}, ${peRef})` },
     ];
-    const outputs: AggregateOutput[] = [{ value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr) }];
+    const outputs: AggregateOutput[] = [
+      { value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr), ...(e.ticks ? { ticks: true } : {}) },
+    ];
     returned.forEach((r, i) => {
       const path = str(`$.f${i}`);
       const text = sql`json_extract_string(${ref(fr)}, ${path})`;
@@ -320,9 +338,10 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
           value = sql`CAST(${text} AS BIGINT)`;
           break;
         default:
-          value = sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
+          // A datetime carried as ticks is a BIGINT in the JSON row (decision 0036).
+          value = r.bound.ticks ? sql`CAST(${text} AS BIGINT)` : sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
       }
-      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true });
+      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true, ...(r.bound.ticks ? { ticks: true } : {}) });
     });
     return { part: { partials: [pe, pr], finals }, outputs };
   };
@@ -371,7 +390,10 @@ export const takeAnyDef: AggregateDef = (call, row, env) => {
   if (call.args.length !== 1)
     throw queryError("'take_any' with several arguments is not supported; use one per column.", call.span);
   const x = row.bind(call.args[0] as Expr);
-  return single(env, sql`any_value(${x.sql})${filterClause(env)}`, DUCKDB_TYPE[x.type], (p) => sql`any_value(${p})`, x.type);
+  return ticksKept(
+    x,
+    single(env, sql`any_value(${x.sql})${filterClause(env)}`, duckTypeOfBound(x), (p) => sql`any_value(${p})`, x.type),
+  );
 };
 
 /** Sample (`stdev`, `variance`) or population (`stdevp`, `variancep`) spread. */

@@ -8,6 +8,7 @@ import { queryError } from '../errors.js';
 import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
 import type { LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
+import { refusedTicksUse, ticksOfUs, ticksSql, ticksTextSql } from './datetime-ticks.js';
 import type { Column } from './rel.js';
 
 export interface Bound {
@@ -28,6 +29,11 @@ export interface Bound {
   outsideRowContext?: boolean;
   /** The type given by a `typeof(T)` argument (the Bound itself is the type's name as a string). */
   typeLiteral?: KqlType;
+  /**
+   * A datetime carried as BIGINT 100 ns ticks since 0001-01-01 instead of a TIMESTAMP, because
+   * its value can hold a digit below the microsecond (decision 0036; datetime-ticks.ts).
+   */
+  ticks?: boolean;
   span: Span;
 }
 
@@ -56,6 +62,10 @@ export function literalSql(lit: LiteralValue): Sql {
 }
 
 export function constant(lit: LiteralValue, span: Span): Bound {
+  // A datetime with a 7th fractional digit is carried as ticks, and not as a folded constant: the
+  // constant folding and time pruning read microseconds (decision 0036).
+  if (lit.type === 'datetime' && lit.tick && lit.value !== null)
+    return { type: 'datetime', sql: sql`${int(ticksOfUs(lit.value) + BigInt(lit.tick))}`, ticks: true, notNull: true, span };
   return { type: lit.type, sql: literalSql(lit), value: lit, notNull: lit.value !== null, span };
 }
 
@@ -130,7 +140,7 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
         case 'bool':
           return out(sql`(CASE WHEN ${x} THEN 'true' WHEN NOT ${x} THEN 'false' ELSE '' END)`, true);
         case 'datetime':
-          return out(sql`coalesce(${datetimeToStringSql(x)}, '')`, true);
+          return out(sql`coalesce(${b.ticks ? ticksTextSql(x) : datetimeToStringSql(x)}, '')`, true);
         case 'timespan':
           return out(sql`coalesce(${timespanToStringSql(x)}, '')`, true);
         case 'guid':
@@ -165,7 +175,7 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
         case 'bool':
           return out(sql`CAST(${x} AS BIGINT)`);
         case 'datetime':
-          return out(sql`(epoch_us(${x}) * 10 + 621355968000000000)`);
+          return out(ticksSql(b));
         case 'timespan':
           return out(x);
         case 'dynamic':
@@ -236,7 +246,7 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
         case 'string':
           return out(sql`(CASE WHEN json_valid(${x}) THEN CAST(${x} AS JSON) ELSE NULL END)`);
         case 'datetime':
-          return out(sql`to_json(${datetimeToStringSql(x)})`);
+          return out(sql`to_json(${b.ticks ? ticksTextSql(x) : datetimeToStringSql(x)})`);
         case 'timespan':
           return out(sql`to_json(${timespanToStringSql(x)})`);
         case 'decimal':
@@ -257,6 +267,9 @@ export function unify(items: Bound[], what: string): KqlType {
   // Null literals take the type of the others.
   const typed = items.filter((b) => !(b.value !== undefined && b.value.value === null));
   if (typed.length === 0) return first.type;
+  // Datetimes carried as ticks mix only with each other (the binder makes every branch ticks).
+  const ticks = typed.find((b) => b.ticks);
+  if (ticks && typed.some((b) => b.type === 'datetime' && !b.ticks)) throw refusedTicksUse(what, ticks.span);
   let type = (typed[0] as Bound).type;
   for (const b of typed.slice(1)) {
     if (b.type === type) continue;

@@ -11,6 +11,18 @@ import type { Expr, LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isDecimalMix, isNonEmptyConstString, strSql } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
+import {
+  ceilMicros,
+  floorMicros,
+  floorView,
+  inKustoRange,
+  refusedTicksUse,
+  TICKS_AWARE,
+  TICKS_BRANCHES,
+  TICKS_FLOOR_SAFE,
+  tickDatetime,
+  ticksSql,
+} from './datetime-ticks.js';
 import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
@@ -164,7 +176,7 @@ export class ExprBinder {
   private name(name: string, span: Span): Bound {
     const col = this.ctx.columns.get(name);
     if (col && !this.ctx.aggregates) {
-      return { type: col.type, sql: sql`${identOf(col)}`, column: col, span };
+      return { type: col.type, sql: sql`${identOf(col)}`, column: col, span, ...(col.ticks ? { ticks: true } : {}) };
     }
     const let_ = this.ctx.lets.get(name);
     if (let_?.outsideRowContext)
@@ -224,7 +236,9 @@ export class ExprBinder {
   }
 
   private equality(op: '==' | '!=', l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>, predicate: boolean): Bound {
-    const [l, r, type] = keyed(this.comparable(l0, r0, expr.opSpan, op));
+    const [l1, r1, type] = keyed(this.comparable(l0, r0, expr.opSpan, op));
+    // A datetime with ticks below the microsecond is compared as ticks (decision 0036).
+    const [l, r] = type === 'datetime' && (l1.ticks || r1.ticks) ? [asTicks(l1), asTicks(r1)] : [l1, r1];
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const eq = op === '==';
@@ -254,6 +268,7 @@ export class ExprBinder {
   private ordering(op: string, l0: Bound, r0: Bound, expr: Extract<Expr, { kind: 'binary' }>): Bound {
     const [l, r, type] = keyed(this.comparable(l0, r0, expr.opSpan, op));
     if (type === 'dynamic' || type === 'guid') throw queryError(`'${op}' cannot order ${type} values.`, expr.opSpan);
+    if (type === 'datetime' && (l.ticks || r.ticks)) return { type: 'bool', sql: orderTicks(op, l, r), span: expr.span };
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const ls = type === 'string' ? strSql(l) : l.sql;
@@ -274,6 +289,10 @@ export class ExprBinder {
     const l = l0.type === 'dynamic' ? convert(l0, 'real', op) : l0;
     const r = r0.type === 'dynamic' ? convert(r0, 'real', op) : r0;
     if (isDecimalMix(l.type, r.type)) return decimalArithmetic(op, l, r, expr);
+    // datetime ± a timespan that is not whole microseconds is carried as ticks, even between
+    // constants: the constant folding reads microseconds (decision 0036).
+    const ticks = datetimeSpanTicks(op, l, r, expr.span);
+    if (ticks) return ticks;
     const folded = l.value && r.value ? evalBinary(op, l.value, r.value) : undefined;
     if (folded) return constant(folded, expr.span);
     const tl = l.type;
@@ -296,6 +315,8 @@ export class ExprBinder {
         if (bothLong) return out('long', sql`(${a} - ${b})`);
         if (numeric(tl) && numeric(tr)) return out('real', sql`(${coerce(l, 'real')} - ${coerce(r, 'real')})`);
         if (tl === 'datetime' && tr === 'timespan') return out('datetime', sql`(${a} - to_microseconds(${b} // 10))`);
+        if (tl === 'datetime' && tr === 'datetime' && (l.ticks || r.ticks))
+          return out('timespan', sql`(${ticksSql(l)} - ${ticksSql(r)})`);
         if (tl === 'datetime' && tr === 'datetime') return out('timespan', sql`((epoch_us(${a}) - epoch_us(${b})) * 10)`);
         if (tl === 'timespan' && tr === 'timespan') return out('timespan', sql`(${a} - ${b})`);
         throw fail();
@@ -449,7 +470,10 @@ export class ExprBinder {
       }
     }
     if (ci && type !== 'string') throw queryError(`'${op}' compares strings; this is a ${type}.`, expr.left.span);
+    // Datetimes carried as ticks put every side in ticks (decision 0036).
+    const ticks = type === 'datetime' && [left, ...items].some((b) => b.ticks);
     const side = (b: Bound): Sql => {
+      if (ticks) return asTicks(b).sql;
       const c = b.type === type ? b : b.type === 'long' && type === 'real' ? convert(b, 'real', op) : convert(b, type, op);
       const v = type === 'string' ? strSql(c) : type === 'decimal' ? decimalKey(c.sql) : c.sql;
       return ci ? sql`lower(${v})` : v;
@@ -480,6 +504,10 @@ export class ExprBinder {
     }
     const [l1, lo, t1] = keyed(this.comparable(left, low, expr.span, 'between'));
     const [l2, hi] = keyed(this.comparable(left, high, expr.span, 'between'));
+    if (t1 === 'datetime' && [l1, lo, hi].some((b) => b.ticks)) {
+      const s = sql`(${orderTicks('>=', l1, lo)} AND ${orderTicks('<=', l2, hi)})`;
+      return { type: 'bool', sql: expr.negated ? sql`(NOT coalesce(${s}, false))` : s, span: expr.span };
+    }
     const ls = t1 === 'string' ? strSql(l1) : l1.sql;
     const s = sql`(${ls} >= ${lo.sql} AND ${t1 === 'string' ? strSql(l2) : l2.sql} <= ${hi.sql})`;
     return { type: 'bool', sql: expr.negated ? sql`(NOT coalesce(${s}, false))` : s, span: expr.span };
@@ -502,8 +530,91 @@ export class ExprBinder {
       (a): Bound =>
         a.kind === 'typeof' ? { ...constant({ type: 'string', value: a.type }, a.span), typeLiteral: a.type } : this.bind(a),
     );
-    return fn.bind(args, call, this);
+    if (!args.some((a) => a.ticks)) return fn.bind(args, call, this);
+    // A datetime carried as ticks among the arguments (decision 0036).
+    if (TICKS_BRANCHES.has(name)) {
+      // Every datetime branch in ticks; the chosen one is the answer, so it keeps the mark.
+      const b = fn.bind(
+        args.map((a) => (a.type === 'datetime' ? asTicks(a, true) : a)),
+        call,
+        this,
+      );
+      return b.type === 'datetime' ? { ...withoutValue(b), ticks: true } : b;
+    }
+    return fn.bind(ticksArguments(name, args, call.span), call, this);
   }
+}
+
+/**
+ * A datetime Bound as its ticks (BIGINT), for comparing with another carried as ticks. A null
+ * literal stays one (typed BIGINT) unless `dropNull`, where a function's constant folding would
+ * turn it back into a TIMESTAMP null.
+ */
+function asTicks(b: Bound, dropNull = false): Bound {
+  if (b.ticks) return b;
+  const { column: _column, value, ...rest } = b;
+  if (value?.value === null)
+    return dropNull
+      ? { ...rest, sql: sql`CAST(NULL AS BIGINT)`, ticks: true }
+      : { ...rest, sql: sql`CAST(NULL AS BIGINT)`, value };
+  return { ...rest, sql: ticksSql(b), ticks: true };
+}
+
+const withoutValue = (b: Bound): Bound => {
+  const { value: _value, ...rest } = b;
+  return rest;
+};
+
+/**
+ * `<`, `<=`, `>`, `>=` with a datetime carried as ticks. Against a TIMESTAMP (a stored column, most
+ * often) the ticks side is moved to the microsecond grid instead, exactly — a µs value a is
+ * `<= T` iff `a <= floor(T)` and `< T` iff `a < ceil(T)` — so the column stays a bare TIMESTAMP for
+ * DuckDB's zone maps.
+ */
+function orderTicks(op: string, l: Bound, r: Bound): Sql {
+  const cmp = (o: string, a: Sql, b: Sql): Sql =>
+    o === '<' ? sql`(${a} < ${b})` : o === '<=' ? sql`(${a} <= ${b})` : o === '>' ? sql`(${a} > ${b})` : sql`(${a} >= ${b})`;
+  if (l.ticks && r.ticks) return cmp(op, l.sql, r.sql);
+  const flip: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+  // Written as (µs side) op' (ticks side).
+  const [a, t, o] = l.ticks ? [r, l, flip[op] as string] : [l, r, op];
+  const grid = o === '<' || o === '>=' ? ceilMicros(t.sql) : floorMicros(t.sql);
+  return cmp(o, a.sql, grid);
+}
+
+/** datetime ± timespan needs ticks when the datetime has them or the span is not whole microseconds. */
+function needsTicks(date: Bound, span: Bound): boolean {
+  if (date.ticks) return true;
+  return span.value?.type === 'timespan' && span.value.value !== null && span.value.value % 10n !== 0n;
+}
+
+/** datetime + timespan, timespan + datetime or datetime − timespan in ticks, when they need them; null past Kusto's range. */
+function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | undefined {
+  const add = (d: Bound, t: Bound, sign: '+' | '-') =>
+    tickDatetime(inKustoRange(sql`(CAST(${ticksSql(d)} AS HUGEINT) ${sign === '+' ? sql`+` : sql`-`} ${t.sql})`), span);
+  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '+');
+  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && needsTicks(r, l)) return add(r, l, '+');
+  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '-');
+  return undefined;
+}
+
+/**
+ * A datetime argument carried as ticks (decision 0036): as is to a function that reads ticks, at
+ * its microsecond floor to one whose answer cannot depend on the digits below, refused elsewhere.
+ */
+function ticksArguments(name: string, args: Bound[], span: Span): Bound[] {
+  if (TICKS_AWARE.has(name)) return args;
+  if (TICKS_FLOOR_SAFE.has(name) || wholeMicrosecondBin(name, args)) return args.map(floorView);
+  throw refusedTicksUse(`'${name}'`, args.find((a) => a.ticks)?.span ?? span);
+}
+
+/**
+ * bin/floor of a datetime by a constant size of whole microseconds: every bin boundary is a whole
+ * microsecond, so a value and its microsecond floor fall in the same bin.
+ */
+function wholeMicrosecondBin(name: string, args: Bound[]): boolean {
+  const size = args[1]?.value;
+  return (name === 'bin' || name === 'floor') && size?.type === 'timespan' && size.value !== null && size.value % 10n === 0n;
 }
 
 export function identOf(col: Column): Sql {

@@ -18,10 +18,11 @@ import { ident, int, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert } from './bound.js';
+import { refusedTicksUse, ticksFlag, ticksSql } from './datetime-ticks.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
 import { expressionName } from './naming.js';
-import { fromTicks, ticksOf } from './registry/datetime-functions.js';
+import { fromTicks } from './registry/datetime-functions.js';
 import { aggregateFunction } from './registry/registry.js';
 import { type AggregatePart, type Column, type IdAllocator, type Output, type Rel, relColumns } from './rel.js';
 
@@ -56,7 +57,7 @@ function axisDomain(axis: Bound, step: Bound, span: Span): AxisDomain {
       if (step.type !== 'timespan')
         throw queryError(`The step of a ${axis.type} axis must be a timespan; this is a ${step.type}.`, step.span);
       return axis.type === 'datetime'
-        ? { type: 'datetime', integral: true, num: (b) => ticksOf(b.sql), value: (n) => bound('datetime', fromTicks(n)) }
+        ? { type: 'datetime', integral: true, num: (b) => ticksSql(b), value: (n) => bound('datetime', fromTicks(n)) }
         : { type: 'timespan', integral: true, num: (b) => b.sql, value: (n) => bound('timespan', n) };
     case 'long':
     case 'real': {
@@ -111,6 +112,9 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
   };
   const from = op.from ? bound(op.from, op.range ? 'start' : 'from') : undefined;
   const to = op.to ? bound(op.to, op.range ? 'stop' : 'to') : undefined;
+  // The axis, from and to compare in ticks (decision 0036); the bins' own datetimes are whole
+  // microseconds only when their start is, so a start carried as ticks is refused.
+  if (from?.ticks && !op.range) throw refusedTicksUse('make-series (its start)', from.span);
 
   // Bins are numbered from `from` (from … to … form), or from zero as bin() numbers them (no
   // `from`, and the range form, whose stop is inclusive).
@@ -174,7 +178,10 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
 
   // 2. At the gateway: each group's bins and values as lists in bin order.
   const newColumn = (name: string, type: KqlType): Column => ({ name, type, id: host.ids.column() });
-  const groupKeys: Output[] = keyColumns.map((c) => ({ col: newColumn(c.name, c.type), sql: identOf(c) }));
+  const groupKeys: Output[] = keyColumns.map((c) => ({
+    col: { ...newColumn(c.name, c.type), ...ticksFlag(c) },
+    sql: identOf(c),
+  }));
   const ordered = (c: Column) => sql`list(${identOf(c)} ORDER BY ${identOf(binOut)})`;
   const part: AggregatePart = { partials: [], finals: [] };
   const listOf = (c: Column, type: KqlType): Column => {

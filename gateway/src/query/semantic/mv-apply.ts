@@ -19,12 +19,14 @@
  * were all filtered out, as Kusto's subquery over an empty table does. Before any other
  * grouping step, and at the end, the sentinels are dropped.
  */
+
 import { queryError, type Span } from '../errors.js';
 import { int, join, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { aggregateName } from './aggregate-collector.js';
 import { IF_FORM, IF_FORMS } from './aggregate-if-forms.js';
+import { ticksFlag } from './datetime-ticks.js';
 import { identOf } from './expr-binder.js';
 import { NameAllocator } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -96,7 +98,7 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   const outputs: Output[] = [];
   for (const o of plain.outputs) {
     if ('pass' in o && o.col !== rid) {
-      const hidden = host.newColumn(`${HIDDEN}column:${o.col.name}`, o.col.type);
+      const hidden = { ...host.newColumn(`${HIDDEN}column:${o.col.name}`, o.col.type), ...ticksFlag(o.col) };
       carried.push({ hidden, original: o.col });
       outputs.push({ col: hidden, sql: identOf(o.col) });
     } else outputs.push({ col: o.col, sql: identOf(o.col) });
@@ -107,7 +109,10 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   const taken = new Set(outputs.map((o) => o.col.name));
   for (const k of carried) {
     if (!taken.has(k.original.name))
-      outputs.push({ col: host.newColumn(k.original.name, k.original.type), sql: identOf(k.hidden) });
+      outputs.push({
+        col: { ...host.newColumn(k.original.name, k.original.type), ...ticksFlag(k.original) },
+        sql: identOf(k.hidden),
+      });
   }
   let rel: Rel = { kind: 'project', input: expanded, outputs, columns: outputs.map((o) => o.col) };
   const ix = relColumns(rel).find((c) => c.name === position) as Column;
@@ -219,7 +224,7 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
     if (!source) continue;
     if (own) placed.add(own);
     names.claim(c.name);
-    final.push({ col: host.newColumn(c.name, source.type), sql: identOf(source) });
+    final.push({ col: { ...host.newColumn(c.name, source.type), ...ticksFlag(source) }, sql: identOf(source) });
   }
   for (const c of visible.filter((p) => !placed.has(p))) {
     final.push({ col: host.newColumn(names.derive(c.name), c.type), sql: identOf(c) });

@@ -29,6 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
+import { refusedTicksUse, ticksFlag, ticksOfMicros } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
@@ -168,6 +169,8 @@ export class QueryBinder {
     this.inputSerialized = serialized;
     const column = relColumns(rel)[0];
     if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);
+    // Its value travels as a TIMESTAMP parameter (scalar-query.ts), which cannot hold the ticks.
+    if (column.ticks) throw refusedTicksUse('toscalar', expr.span);
     const query = scalarQuery(rel, column);
     this.scalars.push(query);
     return { type: column.type, sql: query.sql, span: expr.span };
@@ -622,6 +625,7 @@ export class QueryBinder {
 
   /** A value stored into a column of a declared type (datatable, parse). */
   private valueOfType(b: Bound, type: KqlType, what: string): Sql {
+    if (b.ticks) throw refusedTicksUse(what, b.span);
     if (b.type === type) return b.sql;
     if (b.value !== undefined && b.value.value === null) return nullOf(type);
     if (b.type === 'long' && type === 'real') return coerce(b, 'real');
@@ -668,7 +672,7 @@ export class QueryBinder {
       const columns = spread ?? [{ name: item.name ?? `print_${i}`, nameSpan: item.nameSpan, bound: binder.bind(item.expr) }];
       return columns.map(({ name, nameSpan, bound: b }) => {
         if (!names.claim(name)) throw queryError(`A column with the name '${name}' is already declared.`, nameSpan ?? item.span);
-        return { col: this.newColumn(name, b.type), sql: b.sql };
+        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b) }, sql: b.sql };
       });
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
@@ -743,6 +747,7 @@ export class QueryBinder {
     const byKey = new Map<string, Column>();
     for (const rel of inputs) {
       for (const c of relColumns(rel)) {
+        if (c.ticks) throw refusedTicksUse(`union (the column '${c.name}')`);
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
@@ -985,7 +990,10 @@ export class QueryBinder {
       if (!r) throw queryError(`The join key '${k.right}' is not a column of the right side.`, k.span);
       return { l, r, ...this.joinKeySql(l, r, k.span) };
     });
-    const fresh = (c: Column, name = c.name): Output => ({ col: this.newColumn(name, c.type), sql: identOf(c) });
+    const fresh = (c: Column, name = c.name): Output => ({
+      col: { ...this.newColumn(name, c.type), ...ticksFlag(c) },
+      sql: identOf(c),
+    });
     const names = new NameAllocator([...lcols, ...rcols].map((c) => c.name));
     const leftNames = new Set(lcols.map((c) => c.name));
     const rightKeys = new Set(keys.map((k) => k.r));
@@ -1077,6 +1085,11 @@ export class QueryBinder {
       if (l.type === 'dynamic') return { left: sql`CAST(${identOf(l)} AS VARCHAR)`, right: sql`CAST(${identOf(r)} AS VARCHAR)` };
       // Decimals match by value (1.5 with 1.50): the cells' keys (decision 0031).
       if (l.type === 'decimal') return { left: decimalKey(identOf(l)), right: decimalKey(identOf(r)) };
+      // A datetime carried as ticks matches the other side's ticks (decision 0036).
+      if (l.type === 'datetime' && (l.ticks || r.ticks)) {
+        const ticks = (c: Column) => (c.ticks ? identOf(c) : ticksOfMicros(identOf(c)));
+        return { left: ticks(l), right: ticks(r) };
+      }
       return { left: identOf(l), right: identOf(r) };
     }
     if (num(l.type) && num(r.type))
@@ -1100,7 +1113,7 @@ export class QueryBinder {
       // Kusto: descending unless asc is written; nulls last when descending, first when ascending.
       const descending = k.descending ?? true;
       const nullsFirst = k.nullsFirst ?? !descending;
-      return { sql: b.type === 'string' ? strSql(b) : b.sql, type: b.type, descending, nullsFirst };
+      return { sql: b.type === 'string' ? strSql(b) : b.sql, type: b.type, descending, nullsFirst, ...ticksFlag(b) };
     });
     return { kind: 'sort', input, keys: specs, columns };
   }
@@ -1150,7 +1163,7 @@ export class QueryBinder {
         const derived = expressionName(item.expr);
         name = derived !== undefined ? names.derive(derived) : names.column();
       }
-      const col: Column = { name, type: b.type, id: this.ids.column() };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
@@ -1212,7 +1225,7 @@ export class QueryBinder {
       if (name === undefined) name = names.column();
       names.claim(name);
       declared.add(name);
-      const col: Column = { name, type: b.type, id: this.ids.column() };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = { col, sql: b.sql };
@@ -1249,7 +1262,7 @@ export class QueryBinder {
       } else {
         name = name !== undefined ? names.derive(name) : names.column();
       }
-      const col: Column = { name: name as string, type: b.type, id: this.ids.column() };
+      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
       keyOutputs.push({
@@ -1273,6 +1286,7 @@ export class QueryBinder {
       value: Sql;
       type: KqlType;
       span: Span;
+      ticks?: true;
     }[] = [];
     for (const item of aggItems) {
       const e = item.expr;
@@ -1288,6 +1302,7 @@ export class QueryBinder {
             value: o.value,
             type: o.type,
             span: item.span,
+            ...ticksFlag(o),
           });
         });
         continue;
@@ -1302,11 +1317,12 @@ export class QueryBinder {
           value: o.value,
           type: o.type,
           span: item.span,
+          ...ticksFlag(o),
         });
         continue;
       }
       const b = aggBinder.bind(e);
-      itemValues.push({ name: item.name, nameSpan: item.nameSpan, value: b.sql, type: b.type, span: item.span });
+      itemValues.push({ name: item.name, nameSpan: item.nameSpan, value: b.sql, type: b.type, span: item.span, ...ticksFlag(b) });
     }
     const post: Output[] = keyOutputs.map((k) => ({ col: k.col, sql: identOf(k.col) }));
     for (const v of itemValues) {
@@ -1320,7 +1336,7 @@ export class QueryBinder {
       } else {
         name = names.column();
       }
-      post.push({ col: { name, type: v.type, id: this.ids.column() }, sql: v.value });
+      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v) }, sql: v.value });
     }
 
     const partialColumns: Column[] = keyOutputs.map((k) => k.col);

@@ -15,6 +15,7 @@ import {
   parseRealLiteral,
   parseTimespanLiteral,
   subMicrosecondMessage,
+  tickDigit,
 } from '../syntax/literals.js';
 
 /** The request's variables as a map by id; malformed entries are left out. */
@@ -64,7 +65,8 @@ export function parameterLiteral(p: QueryParameter, value: unknown): LiteralValu
       if (typeof value === 'string' && hasSubMicrosecondDigits(value)) throw queryError(subMicrosecondMessage(value), p.span);
       const v = typeof value === 'string' ? parseDateTimeText(value) : undefined;
       if (v === undefined) throw bad();
-      return { type: 'datetime', value: v };
+      const tick = typeof value === 'string' ? tickDigit(value) : 0;
+      return tick ? { type: 'datetime', value: v, tick } : { type: 'datetime', value: v };
     }
     case 'timespan': {
       const v = typeof value === 'string' ? parseTimespanLiteral(value) : undefined;

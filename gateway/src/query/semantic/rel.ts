@@ -25,6 +25,8 @@ export interface Column {
   id: string;
   /** Set while the column still carries a source table column unchanged (used for time pruning). */
   origin?: string;
+  /** A datetime column holding BIGINT 100 ns ticks instead of a TIMESTAMP (decision 0036). */
+  ticks?: boolean;
 }
 
 export interface Output {
@@ -35,6 +37,8 @@ export interface Output {
 export interface SortSpec {
   sql: Sql;
   type: KqlType;
+  /** A datetime key carried as ticks (decision 0036). */
+  ticks?: boolean;
   descending: boolean;
   nullsFirst: boolean;
 }

@@ -14,7 +14,8 @@ export type LiteralValue =
   /** A decimal as its DuckDB cell (common's decimal-cell.ts: value, precision and scale). */
   | { type: 'decimal'; value: string | null }
   | { type: 'bool'; value: boolean | null }
-  | { type: 'datetime'; value: bigint | null }
+  /** `tick`: the 7th fractional digit (100 ns below the microsecond) when not 0 (decision 0036). */
+  | { type: 'datetime'; value: bigint | null; tick?: number }
   | { type: 'timespan'; value: bigint | null }
   | { type: 'guid'; value: string | null }
   | { type: 'dynamic'; value: string | null }; // JSON text

@@ -113,19 +113,27 @@ export function parseDateTimeText(content: string): bigint | undefined {
 }
 
 /**
- * True when a datetime text carries a non-zero digit below the microsecond (Kusto keeps 100 ns
- * ticks, Strata microseconds). Such a value is refused where it is written rather than truncated:
- * truncating it silently changed answers (`datetime_diff('nanosecond', …)` of two literals 700 ns
- * apart gave 0).
+ * True when a datetime text carries a non-zero digit below Kusto's 100 ns tick (the 8th or 9th
+ * fractional digit). Kusto's datetime holds ticks, so such a digit has no value to keep; it is
+ * refused where it is written rather than rounded one way or the other.
  */
 export function hasSubMicrosecondDigits(content: string): boolean {
+  const m = /[T ]\d{1,2}:\d{2}:\d{2}\.(\d{8,9})/i.exec(content);
+  return m !== null && /[1-9]/.test((m[1] as string).slice(7));
+}
+
+/**
+ * The 7th fractional digit of a datetime text (the 100 ns tick below the microsecond), 0 when
+ * absent. A non-zero digit makes the value a datetime carried as ticks (decision 0036).
+ */
+export function tickDigit(content: string): number {
   const m = /[T ]\d{1,2}:\d{2}:\d{2}\.(\d{7,9})/i.exec(content);
-  return m !== null && /[1-9]/.test((m[1] as string).slice(6));
+  return m ? Number((m[1] as string)[6]) : 0;
 }
 
 /** The message for a datetime text that `hasSubMicrosecondDigits` refuses. */
 export function subMicrosecondMessage(text: string): string {
-  return `The datetime '${text}' has digits below a microsecond: datetimes here keep microseconds, so it is refused rather than rounded.`;
+  return `The datetime '${text}' has digits below Kusto's 100-nanosecond tick (the 8th and 9th fractional digits), which a datetime cannot hold; it is refused rather than rounded.`;
 }
 
 export function parseDateTimeLiteral(text: string): bigint | null | undefined {

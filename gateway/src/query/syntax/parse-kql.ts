@@ -44,6 +44,7 @@ import {
   parseRealLiteral,
   parseTimespanLiteral,
   subMicrosecondMessage,
+  tickDigit,
 } from './literals.js';
 import { prescan, tokenizeRender } from './prescan.js';
 
@@ -1261,7 +1262,8 @@ class Converter {
       if (hasSubMicrosecondDigits(text)) throw queryError(subMicrosecondMessage(text), spanOf(node));
       const v = parseDateTimeLiteral(text);
       if (v === undefined) throw bad('datetime');
-      return { type: 'datetime', value: v };
+      const tick = v === null ? 0 : tickDigit(text);
+      return tick ? { type: 'datetime', value: v, tick } : { type: 'datetime', value: v };
     }
     if (kind === k.TimespanLiteralExpression) {
       const v = parseTimespanLiteral(text);

@@ -1,16 +1,27 @@
 /**
  * Date and time functions (issue 17, family 2), declared with their implementations. A datetime is
  * a DuckDB TIMESTAMP (microseconds) and a timespan a BIGINT of 100 ns ticks, so everything here is
- * exact DuckDB SQL and runs the same on a worker and in the gateway's merge. What cannot be exact
- * at microsecond precision (Kusto's 100 ns ticks) is refused by name instead: `endof*` (their
- * last tick is .9999999) and `datetime_add` of nanoseconds. Time zones come from DuckDB's built-in
+ * exact DuckDB SQL and runs the same on a worker and in the gateway's merge. Results that hold
+ * Kusto's 100 ns ticks below the microsecond — `endof*` (their last tick is .9999999) and
+ * `datetime_add` of nanoseconds — are carried as BIGINT ticks (decision 0036, datetime-ticks.ts). Time zones come from DuckDB's built-in
  * ICU; the conversions name UTC explicitly so no session time zone can change an answer.
  */
 import { queryError } from '../../errors.js';
-import { int, join, type Sql, sql, str } from '../../sql/sql.js';
+import { dbl, int, join, type Sql, sql, str } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
+import {
+  EPOCH_TICKS as EPOCH_TICKS_N,
+  floorMicros,
+  floorMod,
+  floorView,
+  inKustoRange,
+  PERIODS_IN_RANGE,
+  tickDatetime,
+  ticksOfMicros,
+  ticksSql,
+} from '../datetime-ticks.js';
 import { arity } from './arguments.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { NamingRule, ScalarFunctionEntry } from './types.js';
@@ -30,8 +41,8 @@ function constString(b: Bound, call: CallExpr, what: string): string {
 const result = (type: KqlType, s: Sql, call: CallExpr): Bound => ({ type, sql: s, span: call.span });
 
 /** Unix microseconds as ticks since 0001-01-01 (Kusto's DateTime zero), and back. */
-const EPOCH_TICKS = sql`621355968000000000`;
-export const ticksOf = (x: Sql): Sql => sql`(epoch_us(${x}) * 10 + ${EPOCH_TICKS})`;
+const EPOCH_TICKS = sql`${int(EPOCH_TICKS_N)}`;
+export const ticksOf = ticksOfMicros;
 export const fromTicks = (t: Sql): Sql => sql`make_timestamp((${t} - ${EPOCH_TICKS}) // 10)`;
 
 /** A datetime argument. */
@@ -158,6 +169,69 @@ function addSql(p: string, amount: Sql, x: Sql): Sql {
   }
 }
 
+/**
+ * Kusto's datetime range in µs since the Unix epoch, 0001-01-01 … 10000-01-01, as doubles: a guard
+ * against overflow before make_timestamp; inRangeUs then keeps the exact range.
+ */
+const MIN_US = -62_135_596_800_000_000;
+const MAX_US = 253_402_300_800_000_000;
+
+/**
+ * A TIMESTAMP inside Kusto's range, else null. A CASE rather than DuckDB's try(), which as a GROUP
+ * BY key fails DuckDB 1.5's binder ("Failed to bind column reference"): `summarize by
+ * datetime_add(…)` failed before (decision 0036).
+ */
+const inRangeUs = (x: Sql): Sql =>
+  sql`(CASE WHEN ${x} BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 23:59:59.999999' THEN ${x} END)`;
+
+/** Ticks per unit of the fixed-length parts datetime_add adds in ticks. */
+const TICKS_PER: Record<string, bigint> = {
+  hour: 36_000_000_000n,
+  minute: 600_000_000n,
+  second: 10_000_000n,
+  millisecond: 10_000n,
+  microsecond: 10n,
+};
+
+/**
+ * datetime_add in ticks: calendar parts move the microsecond floor as TIMESTAMP arithmetic does
+ * (months clamp to the month's last day) and keep the digit below; fixed-length parts add ticks;
+ * nanoseconds add amount / 100 ticks, truncated toward zero as .NET's integer division of a long
+ * (Kusto's datetime holds 100 ns ticks, so 1–99 ns add nothing).
+ */
+function addTicks(p: string, amount: Sql, x: Bound, call: CallExpr): Bound {
+  const t = sql`CAST(${ticksSql(x)} AS HUGEINT)`;
+  const n = sql`CAST(${amount} AS BIGINT)`;
+  let s: Sql;
+  if (p === 'nanosecond') s = inKustoRange(sql`(${t} + ${n} // 100)`);
+  else if (Object.hasOwn(TICKS_PER, p)) s = inKustoRange(sql`(${t} + CAST(${n} AS HUGEINT) * ${int(TICKS_PER[p] as bigint)})`);
+  else {
+    const limit = int(PERIODS_IN_RANGE[p] as bigint);
+    const moved = ticksOfMicros(addSql(p, amount, floorMicros(ticksSql(x))));
+    s = sql`(CASE WHEN abs(${n}) <= ${limit} THEN ${inKustoRange(sql`(${moved} + ${floorMod(ticksSql(x), 10n)})`)} END)`;
+  }
+  return tickDatetime(s, call.span);
+}
+
+/**
+ * endofday/week/month/year: the last tick of the period `offset` periods from the one holding the
+ * date — the next period's start minus one tick (Kusto: …T23:59:59.9999999Z), carried as ticks;
+ * null past Kusto's datetime range.
+ */
+const endOf =
+  (unit: string, start: (x: Sql) => Sql, add: (n: Sql) => Sql): ScalarFn =>
+  (args, call) => {
+    arity(call, args.length, 1, 2);
+    const x = date(args[0] as Bound, call);
+    const offset = args[1] ? whole(args[1], call, 'offset') : sql`0`;
+    const next = sql`(${start(x)} + ${add(sql`CAST(${offset} + 1 AS INTEGER)`)})`;
+    const limit = int(PERIODS_IN_RANGE[unit] as bigint);
+    // In range exactly when the next period starts after 0001-01-01 and by 10000-01-01: checked on
+    // the TIMESTAMP, which costs DuckDB far less than a range check of the ticks (datetime-ticks.mjs).
+    const inRange = sql`abs(${offset}) <= ${limit} AND ${next} > TIMESTAMP '0001-01-01' AND ${next} <= TIMESTAMP '10000-01-01'`;
+    return tickDatetime(sql`(CASE WHEN ${inRange} THEN ${ticksOfMicros(next)} - 1 END)`, call.span);
+  };
+
 /** A time zone name DuckDB's ICU and Kusto both know (IANA); checked here so a typo is a 400. */
 function timeZone(b: Bound, call: CallExpr): string {
   const tz = constString(b, call, 'time zone');
@@ -182,7 +256,11 @@ const unixTime =
           ? sql`(${v.sql} * ${int(perUnit)})`
           : sql`CAST(round(${v.sql} * ${int(perUnit)}) AS BIGINT)`
         : sql`CAST(floor(${coerce(v, 'real')} / 1000) AS BIGINT)`;
-    return result('datetime', sql`try(make_timestamp(${us}))`, call);
+    // Kusto's range, checked on the value before the product could overflow and exactly on the
+    // result (a CASE, not try(): try() as a GROUP BY key fails DuckDB's binder; decision 0036).
+    const [lo, hi] = [MIN_US / perUnit, MAX_US / perUnit];
+    const inRange = sql`${coerce(v, 'real')} BETWEEN ${dbl(lo)} AND ${dbl(hi)}`;
+    return result('datetime', sql`(CASE WHEN ${inRange} THEN ${inRangeUs(sql`make_timestamp(${us})`)} END)`, call);
   };
 
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
@@ -193,18 +271,25 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   datetime_add: (args, call) => {
     arity(call, args.length, 3);
     const p = part(args[0] as Bound, call);
-    if (p === 'nanosecond')
-      throw queryError(
-        'datetime_add of nanoseconds is refused: datetimes here keep microseconds, so it could not be exact.',
-        call.span,
-      );
     const amount = whole(args[1] as Bound, call, 'amount');
-    return result('datetime', sql`try(${addSql(p, amount, date(args[2] as Bound, call))})`, call);
+    const x = args[2] as Bound;
+    date(x, call);
+    // A nanosecond amount, or a datetime already holding ticks, is added in ticks (decision 0036).
+    if (p === 'nanosecond' || x.ticks) return addTicks(p, amount, x, call);
+    const limit = int(PERIODS_IN_RANGE[p] as bigint);
+    const moved = inRangeUs(addSql(p, amount, x.sql));
+    return result('datetime', sql`(CASE WHEN abs(CAST(${amount} AS BIGINT)) <= ${limit} THEN ${moved} END)`, call);
   },
   datetime_diff: (args, call) => {
     arity(call, args.length, 3);
     const p = part(args[0] as Bound, call);
-    return result('long', sql`CAST(${diffSql(p, date(args[1] as Bound, call), date(args[2] as Bound, call))} AS BIGINT)`, call);
+    const [a, b] = [args[1] as Bound, args[2] as Bound];
+    date(a, call);
+    date(b, call);
+    // Nanoseconds: the ticks apart × 100. Every other part counts boundaries of whole
+    // microseconds or more, which the microsecond floor of each side crosses the same way.
+    if (p === 'nanosecond' && (a.ticks || b.ticks)) return result('long', sql`((${ticksSql(a)} - ${ticksSql(b)}) * 100)`, call);
+    return result('long', sql`CAST(${diffSql(p, floorView(a).sql, floorView(b).sql)} AS BIGINT)`, call);
   },
   dayofweek: (args, call) => {
     arity(call, args.length, 1);
@@ -218,12 +303,30 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   monthofyear: field((x) => sql`month(${x})`),
   hourofday: field((x) => sql`hour(${x})`),
   week_of_year: field((x) => sql`weekofyear(${x})`), // ISO 8601, as Kusto
+  endofday: endOf(
+    'day',
+    (x) => sql`date_trunc('day', ${x})`,
+    (n) => sql`to_days(${n})`,
+  ),
+  endofweek: endOf('week', sunday, (n) => sql`to_days(${n} * 7)`),
+  endofmonth: endOf(
+    'month',
+    (x) => sql`date_trunc('month', ${x})`,
+    (n) => sql`to_months(${n})`,
+  ),
+  endofyear: endOf(
+    'year',
+    (x) => sql`date_trunc('year', ${x})`,
+    (n) => sql`to_years(${n})`,
+  ),
   startofyear: (args, call) => {
     arity(call, args.length, 1, 2);
     const x = date(args[0] as Bound, call);
     const offset = args[1] ? whole(args[1], call, 'offset') : undefined;
     const s = sql`date_trunc('year', ${x})`;
-    return result('datetime', offset ? sql`try(${s} + to_years(CAST(${offset} AS INTEGER)))` : s, call);
+    if (!offset) return result('datetime', s, call);
+    const moved = inRangeUs(sql`(${s} + to_years(CAST(${offset} AS INTEGER)))`);
+    return result('datetime', sql`(CASE WHEN abs(${offset}) <= ${int(PERIODS_IN_RANGE.year as bigint)} THEN ${moved} END)`, call);
   },
   make_datetime: (args, call) => {
     arity(call, args.length, 3, 6);
@@ -366,7 +469,7 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn(
     'datetime_add',
     ['datetime_add(part: string, amount: long, date: datetime): datetime'],
-    'datetime (months clamp to the last day); part year … microsecond (nanosecond refused)',
+    'datetime (months clamp to the last day); part year … nanosecond (100 ns ticks: nanoseconds / 100, truncated)',
   ),
   fn(
     'datetime_diff',
@@ -382,6 +485,14 @@ export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   accessor('hourofday', 'the hour, 0 to 23'),
   accessor('week_of_year', 'the ISO 8601 week number'),
   fn('startofyear', ['startofyear(date: datetime[, offset: long]): datetime'], 'datetime'),
+  fn(
+    'endofday',
+    ['endofday(date: datetime[, offset: long]): datetime'],
+    "datetime: the day's last 100 ns tick (…T23:59:59.9999999Z)",
+  ),
+  fn('endofweek', ['endofweek(date: datetime[, offset: long]): datetime'], "datetime: the last tick of the week (Saturday's)"),
+  fn('endofmonth', ['endofmonth(date: datetime[, offset: long]): datetime'], "datetime: the month's last 100 ns tick"),
+  fn('endofyear', ['endofyear(date: datetime[, offset: long]): datetime'], "datetime: the year's last 100 ns tick"),
   fn(
     'make_datetime',
     ['make_datetime(year, month, day[, hour, minute[, second: real]]): datetime'],

@@ -14,6 +14,7 @@ import { queryError } from '../../errors.js';
 import { type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import { type Bound, strSql } from '../bound.js';
+import { ticksSql } from '../datetime-ticks.js';
 import type { ScalarFn } from './scalar-impl.js';
 import type { ScalarFunctionEntry } from './types.js';
 
@@ -40,13 +41,10 @@ function fn(name: string, bind: ScalarFn, bits: number): ScalarFunctionEntry {
   };
 }
 
-/** Kusto's DateTime zero (0001-01-01) in ticks before the Unix epoch: ticks = µs × 10 + this. */
-const EPOCH_TICKS = sql`621355968000000000`;
-
 /** XXH64 of the value's bytes as Kusto hashes them, or a refusal for a type whose form is unknown. */
 function xxhashOf(b: Bound, call: CallExpr): Sql {
   if (b.type === 'string') return sql`kql_xxhash64(${strSql(b)})`;
-  if (b.type === 'datetime') return sql`kql_xxhash64_int64(epoch_us(${b.sql}) * 10 + ${EPOCH_TICKS})`;
+  if (b.type === 'datetime') return sql`kql_xxhash64_int64(${ticksSql(b)})`;
   if (b.type === 'timespan') return sql`kql_xxhash64_int64(${b.sql})`;
   throw queryError(
     `'${call.name}' hashes strings, datetimes and timespans here; Kusto's byte form of a ${b.type} is not documented, so it is refused rather than hashed differently (convert it with tostring()).`,

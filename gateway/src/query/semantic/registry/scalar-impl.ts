@@ -14,10 +14,12 @@ import {
   subMicrosecondMessage,
   TICKS_PER_DAY,
   TICKS_PER_SECOND,
+  tickDigit,
 } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
+import { floorMod, floorView } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
@@ -67,7 +69,9 @@ function toFn(target: KqlType): ScalarFn {
     if (target === 'datetime' && a.value?.type === 'string') {
       if (hasSubMicrosecondDigits(a.value.value)) throw queryError(subMicrosecondMessage(a.value.value), a.span);
       const us = parseDateTimeText(a.value.value);
-      return constant({ type: 'datetime', value: us ?? null }, call.span);
+      // A 7th fractional digit makes a datetime carried as ticks (decision 0036).
+      const tick = us === undefined ? 0 : tickDigit(a.value.value);
+      return constant(tick ? { type: 'datetime', value: us ?? null, tick } : { type: 'datetime', value: us ?? null }, call.span);
     }
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
@@ -135,7 +139,7 @@ function datetimePart(part: string, x: Sql): Sql | undefined {
 }
 
 /** Kusto format_datetime specifiers → SQL pieces (format strings here are this file's constants). */
-function formatPiece(token: string, x: Sql): Sql | undefined {
+function formatPiece(token: string, x: Sql, fraction?: Sql): Sql | undefined {
   const strf: Record<string, string> = {
     yyyy: '%Y',
     yy: '%y',
@@ -166,13 +170,17 @@ function formatPiece(token: string, x: Sql): Sql | undefined {
       return sql`CAST(second(${x}) AS VARCHAR)`;
   }
   if (/^f{1,7}$/.test(token) || /^F{1,7}$/.test(token)) {
-    const digits = sql`substr(lpad(CAST(microsecond(${x}) % 1000000 AS VARCHAR), 6, '0') || '0', 1, ${int(token.length)})`;
+    const seven = fraction ?? sql`(lpad(CAST(microsecond(${x}) % 1000000 AS VARCHAR), 6, '0') || '0')`;
+    const digits = sql`substr(${seven}, 1, ${int(token.length)})`;
     return token.startsWith('F') ? sql`rtrim(${digits}, '0')` : digits;
   }
   return undefined;
 }
 
-function formatDatetime(format: string, x: Sql, call: CallExpr, formatSpan: Span): Sql {
+function formatDatetime(format: string, date: Bound, call: CallExpr, formatSpan: Span): Sql {
+  // Fields come from the microsecond floor; the f/F digits from the ticks when there are any.
+  const x = floorView(date).sql;
+  const fraction = date.ticks ? sql`lpad(CAST(${floorMod(date.sql, 10_000_000n)} AS VARCHAR), 7, '0')` : undefined;
   const pieces: Sql[] = [];
   let i = 0;
   let literal = '';
@@ -186,7 +194,7 @@ function formatDatetime(format: string, x: Sql, call: CallExpr, formatSpan: Span
       let j = i;
       while (j < format.length && format[j] === c) j++;
       const token = format.slice(i, j);
-      const piece = formatPiece(token, x);
+      const piece = formatPiece(token, x, fraction);
       if (!piece) throw queryError(`format_datetime: the format '${token}' is not supported.`, formatSpan);
       // .NET drops the '.' before F digits that print nothing (12:00:05.FFF → "12:00:05").
       const dot = token.startsWith('F') && literal.endsWith('.');
@@ -448,7 +456,10 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const part = constString(args[0] as Bound, call, 'part');
     const x = args[1] as Bound;
     want(x, ['datetime'], call, 'datetime');
-    const s = datetimePart(part, x.sql);
+    // The nanosecond part of a datetime with ticks: the ticks of its second × 100 (decision 0036);
+    // every other part is the same at the microsecond floor.
+    if (x.ticks && part.toLowerCase() === 'nanosecond') return bound('long', sql`(${floorMod(x.sql, 10_000_000n)} * 100)`, call);
+    const s = datetimePart(part, floorView(x).sql);
     if (!s) throw queryError(`datetime_part: the part '${part}' is not supported.`, (args[0] as Bound).span);
     return bound('long', sql`CAST(${s} AS BIGINT)`, call);
   },
@@ -457,7 +468,7 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const x = args[0] as Bound;
     want(x, ['datetime'], call, 'datetime');
     const format = constString(args[1] as Bound, call, 'format');
-    return bound('string', sql`coalesce(${formatDatetime(format, x.sql, call, (args[1] as Bound).span)}, '')`, call, {
+    return bound('string', sql`coalesce(${formatDatetime(format, x, call, (args[1] as Bound).span)}, '')`, call, {
       notNull: true,
     });
   },
