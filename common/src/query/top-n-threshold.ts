@@ -1,0 +1,137 @@
+/**
+ * A top-N over a worker's scan parts that first cuts every part to the rows whose first key can
+ * still be among the first N (decision 0038). Why: over the parts one by one, each part's top-N
+ * starts with no threshold and reads most of its key column; DuckDB on one native table reaches a
+ * high threshold after a few row groups and skips the rest by their zone maps (top 10 of 10 M rows:
+ * ~7 ms against ~45 ms over 20 segment parts). Given a good threshold, a plain filter on the key
+ * column lets DuckDB skip the row groups (and whole segment files) whose statistics cannot pass it,
+ * and the few rows left are cheap to order whole.
+ *
+ * How, with the first key's source column `k` (BranchTopN.source) and the limit N:
+ *
+ * 1. A guess G: the N-th largest (descending; smallest for ascending) of the maxima (minima) of `k`
+ *    over the parts that are whole segment files. DuckDB answers each from the file's statistics
+ *    without reading it. Unfiltered, those parts hold at least N rows at or beyond G (a row at each
+ *    maximum), so the guess usually holds; with fewer such parts than N, the last of them is taken.
+ * 2. The rows of every part at or beyond G (`k >= G`, and `k IS NULL` when nulls sort first) are
+ *    counted; fewer than N: the guess failed.
+ * 3. The statement runs over those rows: over their union when few (their columns are read for
+ *    the rows that pass only), else per part as before, each part filtered.
+ * 4. When it answers N rows, that is the answer; otherwise the statement runs over the parts
+ *    unfiltered (the path before this one).
+ *
+ * Exact whatever G is: a returned set of N rows all at or beyond G, from the statement over every
+ * row at or beyond G, is the statement's answer over all rows, because every row left out has a
+ * first key strictly behind G (and not null where nulls come first), so it sorts after each of
+ * those N rows whatever the other keys say. The guess only decides how fast; nothing here trusts
+ * a statistic for correctness.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdentifier, quoteLiteral } from '../sql/quoting.js';
+import type { ColumnBatch } from './column-batch.js';
+import type { BranchTopN, FragmentStatement } from './fragment-exec.js';
+
+/** Key types a threshold is written for: DuckDB keeps exact min/max statistics of them. */
+const THRESHOLD_TYPES: Record<string, string> = { BIGINT: 'BIGINT', DOUBLE: 'DOUBLE', TIMESTAMP: 'TIMESTAMP' };
+
+/**
+ * Up to this many rows past the threshold are ordered as one union (their columns read for those
+ * rows only); more run per part (each part's top-N reads the key column, then fetches its N rows).
+ * Ties at the guess (a key with few values) can let most rows pass.
+ */
+const UNION_MAX_ROWS = 65_536n;
+
+/** Results are held until they are known to be whole: bounded like a materialized result. */
+const MAX_LIMIT = 100_000n;
+
+/** The scan parts of a relation, as runFragment receives them. */
+export interface ScanParts {
+  /** Each a parenthesised SELECT of the relation's columns; their UNION ALL is the relation. */
+  branches: readonly string[];
+  /** The branches that are whole segment files: min/max come from their statistics. */
+  whole: readonly string[];
+}
+
+/** Runs one statement over a relation, or per part over branches (fragment-exec's runStatement). */
+export type RunStatement = (relation: string, branches?: readonly string[]) => AsyncIterable<ColumnBatch>;
+
+export interface ThresholdPlan {
+  /** The source column as the relation spells it, quoted. */
+  column: string;
+  /** DuckDB type of the key. */
+  type: string;
+  topN: BranchTopN;
+}
+
+/** Whether a statement can be cut by a threshold over these parts, and how. */
+export function thresholdPlan(
+  statement: FragmentStatement,
+  available: readonly string[],
+  parts: ScanParts | undefined,
+): ThresholdPlan | undefined {
+  const topN = statement.branchTopN;
+  if (!topN?.source || !parts || parts.whole.length === 0 || parts.branches.length < 2) return undefined;
+  if (topN.limit <= 0n || topN.limit > MAX_LIMIT) return undefined;
+  const first = topN.keys[0];
+  const keyType = first === undefined ? undefined : statement.columns[first.column]?.type;
+  const type = keyType === undefined ? undefined : THRESHOLD_TYPES[keyType];
+  // The source column must be read with the key's type, and exist in the relation (a column the
+  // relation lacks reads as null: nothing to prune by).
+  const source = statement.sourceColumns.find((c) => c.name.toLowerCase() === topN.source?.toLowerCase());
+  const actual = available.find((n) => n.toLowerCase() === topN.source?.toLowerCase());
+  if (type === undefined || source === undefined || actual === undefined) return undefined;
+  if (SOURCE_TYPES[source.type] !== type) return undefined;
+  return { column: quoteIdentifier(actual), type, topN };
+}
+
+/** Query value types (value-types.ts) whose scan column reads as the key's DuckDB type. */
+const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', datetime: 'TIMESTAMP' };
+
+/** The guess G as DuckDB's text of the value, or undefined (no part has a non-null key). */
+async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: readonly string[]): Promise<string | undefined> {
+  const first = plan.topN.keys[0]!;
+  const fn = first.descending ? 'max' : 'min';
+  const extremes = whole.map((b) => `SELECT ${fn}(${plan.column}) AS v FROM ${b}`).join(' UNION ALL ');
+  const rows = (
+    await connection.runAndReadAll(
+      `SELECT CAST(v AS VARCHAR) AS v FROM (${extremes}) WHERE v IS NOT NULL ORDER BY v ${first.descending ? 'DESC' : 'ASC'}`,
+    )
+  ).getRows();
+  // The N-th extreme, or the last when fewer parts have one.
+  const nth = BigInt(rows.length) < plan.topN.limit ? rows.length : Number(plan.topN.limit);
+  return nth === 0 ? undefined : String(rows[nth - 1]?.[0]);
+}
+
+/** The condition a row's key must meet to stay: at or beyond G, or null where nulls sort first. */
+function keepCondition(plan: ThresholdPlan, g: string): string {
+  const first = plan.topN.keys[0]!;
+  const at = `${plan.column} ${first.descending ? '>=' : '<='} CAST(${quoteLiteral(g)} AS ${plan.type})`;
+  return first.nullsFirst ? `(${at} OR ${plan.column} IS NULL)` : at;
+}
+
+/**
+ * The statement's answer over `parts` through a threshold (see the file comment), or undefined
+ * when the threshold did not give it (the caller runs the statement over the parts unfiltered).
+ */
+export async function runWithThreshold(
+  connection: DuckDBConnection,
+  plan: ThresholdPlan,
+  parts: ScanParts,
+  run: RunStatement,
+): Promise<ColumnBatch[] | undefined> {
+  const g = await guess(connection, plan, parts.whole);
+  if (g === undefined) return undefined;
+  const keep = keepCondition(plan, g);
+  const filtered = parts.branches.map((b) => `(SELECT * FROM ${b} WHERE ${keep})`);
+  const union = `(${filtered.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
+  const counted = (await connection.runAndReadAll(`SELECT count(*) FROM ${union}`)).getRows()[0]?.[0];
+  const passing = BigInt(counted as bigint);
+  if (passing < plan.topN.limit) return undefined;
+  const batches: ColumnBatch[] = [];
+  let rows = 0n;
+  for await (const batch of passing <= UNION_MAX_ROWS ? run(union) : run(union, filtered)) {
+    batches.push(batch);
+    rows += BigInt(batch.rowCount);
+  }
+  return rows === plan.topN.limit ? batches : undefined;
+}

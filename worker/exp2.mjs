@@ -1,0 +1,11 @@
+import { DuckDBInstance } from '@duckdb/node-api';
+const inst = await DuckDBInstance.create(':memory:', { threads: '2' });
+const c = await inst.connect();
+await c.run(`ATTACH '/tmp/topn/exp/native.duckdb' AS nat (READ_ONLY)`);
+for (let s=0;s<20;s++) await c.run(`ATTACH '/tmp/topn/exp/s${s}.duckdb' AS s${s} (READ_ONLY)`);
+const time = async (sql, n=10) => { let r; const t=performance.now(); for (let i=0;i<n;i++) r=(await c.runAndReadAll(sql)).getRowObjectsJson(); return [((performance.now()-t)/n).toFixed(2), JSON.stringify(r).slice(0,200)]; };
+console.log(await time(`SELECT max("latencyMs"), min("latencyMs") FROM nat.rows`));
+console.log(await time(`SELECT max(message) FROM nat.rows`));
+console.log(await time(`SELECT ${Array.from({length:20},(_,s)=>`(SELECT stats("latencyMs") FROM s${s}.rows LIMIT 1)`).join(', ')}`));
+console.log(await time(`SELECT stats("latencyMs"), stats("timestamp") FROM nat.rows LIMIT 1`));
+console.log(await time(`EXPLAIN SELECT max("latencyMs") FROM nat.rows`,1));
