@@ -9,10 +9,9 @@
  *
  * How, with the first key's source column `k` (BranchTopN.source) and the limit N:
  *
- * 1. A guess G: the N-th largest (descending; smallest for ascending) of the maxima (minima) of `k`
- *    over the parts that are whole segment files. DuckDB answers each from the file's statistics
- *    without reading it. Unfiltered, those parts hold at least N rows at or beyond G (a row at each
- *    maximum), so the guess usually holds; with fewer such parts than N, the last of them is taken.
+ * 1. A guess G from the minima, maxima and row counts of `k` over the parts that are whole segment
+ *    files (see `guess`), which DuckDB answers from each file's statistics without reading it.
+ *    Unfiltered, those parts hold at least N rows at or beyond G, so the guess usually holds.
  * 2. The rows of every part at or beyond G (`k >= G`, and `k IS NULL` when nulls sort first) are
  *    counted; fewer than N: the guess failed.
  * 3. The statement runs over those rows: over their union when few (their columns are read for
@@ -87,19 +86,34 @@ export function thresholdPlan(
 /** Query value types (value-types.ts) whose scan column reads as the key's DuckDB type. */
 const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', datetime: 'TIMESTAMP' };
 
-/** The guess G as DuckDB's text of the value, or undefined (no part has a non-null key). */
+/**
+ * The guess G as DuckDB's text of the value, or undefined (no whole part has a non-null key). Two
+ * candidates, the more selective taken (for a descending key, the larger):
+ *
+ * - by maxima: the N-th largest maximum of the whole parts (each has a row at its maximum);
+ *   none when fewer than N parts have one.
+ * - by minima and row counts: the largest minimum m such that the parts whose minimum is at least
+ *   m hold N rows (all their rows are at least m). Good where parts hold disjoint ranges of the
+ *   key (the timestamp: `top 100 by timestamp` reads the newest parts only).
+ *
+ * DuckDB answers max, min and count(*) of a whole segment file from its statistics. Null keys and
+ * the statement's own filters can make a candidate wrong: then fewer than N rows pass and the
+ * caller falls back (a guess is never trusted for the answer).
+ */
 async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: readonly string[]): Promise<string | undefined> {
   const first = plan.topN.keys[0]!;
-  const fn = first.descending ? 'max' : 'min';
-  const extremes = whole.map((b) => `SELECT ${fn}(${plan.column}) AS v FROM ${b}`).join(' UNION ALL ');
-  const rows = (
-    await connection.runAndReadAll(
-      `SELECT CAST(v AS VARCHAR) AS v FROM (${extremes}) WHERE v IS NOT NULL ORDER BY v ${first.descending ? 'DESC' : 'ASC'}`,
-    )
-  ).getRows();
-  // The N-th extreme, or the last when fewer parts have one.
-  const nth = BigInt(rows.length) < plan.topN.limit ? rows.length : Number(plan.topN.limit);
-  return nth === 0 ? undefined : String(rows[nth - 1]?.[0]);
+  // For an ascending key, the same with the order reversed: minima first, maxima for the counts.
+  const [near, far, dir, pick] = first.descending ? ['max', 'min', 'DESC', 'greatest'] : ['min', 'max', 'ASC', 'least'];
+  const n = plan.topN.limit.toString();
+  const extremes = whole
+    .map((b) => `SELECT ${near}(${plan.column}) AS near, ${far}(${plan.column}) AS far, count(*) AS n FROM ${b}`)
+    .join(' UNION ALL ');
+  const sql = `WITH e AS (${extremes}),
+    by_near AS (SELECT near AS v FROM e WHERE near IS NOT NULL ORDER BY near ${dir} LIMIT 1 OFFSET ${BigInt(n) - 1n}),
+    by_far AS (SELECT far AS v FROM (SELECT far, sum(n) OVER (ORDER BY far ${dir} ROWS UNBOUNDED PRECEDING) AS rows FROM e WHERE far IS NOT NULL) WHERE rows >= ${n} ORDER BY far ${dir} LIMIT 1)
+    SELECT CAST(${pick}((SELECT v FROM by_near), (SELECT v FROM by_far)) AS VARCHAR)`;
+  const value = (await connection.runAndReadAll(sql)).getRows()[0]?.[0];
+  return value === null || value === undefined ? undefined : String(value);
 }
 
 /** The condition a row's key must meet to stay: at or beyond G, or null where nulls sort first. */
