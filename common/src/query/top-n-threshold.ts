@@ -87,7 +87,8 @@ export function thresholdPlan(
 const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', datetime: 'TIMESTAMP' };
 
 /**
- * The guess G as DuckDB's text of the value, or undefined (no whole part has a non-null key). Two
+ * The guess G as DuckDB's text of the value, or undefined: no whole part has a non-null key, or
+ * none has a row behind G (the filter would leave every row in). Two
  * candidates, the more selective taken (for a descending key, the larger):
  *
  * - by maxima: the N-th largest maximum of the whole parts (each has a row at its maximum);
@@ -103,7 +104,9 @@ const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', d
 async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: readonly string[]): Promise<string | undefined> {
   const first = plan.topN.keys[0]!;
   // For an ascending key, the same with the order reversed: minima first, maxima for the counts.
-  const [near, far, dir, pick] = first.descending ? ['max', 'min', 'DESC', 'greatest'] : ['min', 'max', 'ASC', 'least'];
+  const [near, far, dir, pick, behind] = first.descending
+    ? ['max', 'min', 'DESC', 'greatest', '<']
+    : ['min', 'max', 'ASC', 'least', '>'];
   const n = plan.topN.limit.toString();
   const extremes = whole
     .map((b) => `SELECT ${near}(${plan.column}) AS near, ${far}(${plan.column}) AS far, count(*) AS n FROM ${b}`)
@@ -111,9 +114,13 @@ async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: r
   const sql = `WITH e AS (${extremes}),
     by_near AS (SELECT near AS v FROM e WHERE near IS NOT NULL ORDER BY near ${dir} LIMIT 1 OFFSET ${BigInt(n) - 1n}),
     by_far AS (SELECT far AS v FROM (SELECT far, sum(n) OVER (ORDER BY far ${dir} ROWS UNBOUNDED PRECEDING) AS rows FROM e WHERE far IS NOT NULL) WHERE rows >= ${n} ORDER BY far ${dir} LIMIT 1)
-    SELECT CAST(${pick}((SELECT v FROM by_near), (SELECT v FROM by_far)) AS VARCHAR)`;
-  const value = (await connection.runAndReadAll(sql)).getRows()[0]?.[0];
-  return value === null || value === undefined ? undefined : String(value);
+    SELECT CAST(g AS VARCHAR), (SELECT count(*) FROM e WHERE far IS NULL OR far ${behind} g)
+    FROM (SELECT ${pick}((SELECT v FROM by_near), (SELECT v FROM by_far)) AS g)`;
+  const [value, cut] = (await connection.runAndReadAll(sql)).getRows()[0] ?? [];
+  // No whole part has a row behind G: the filter would keep every row (keys of one small range,
+  // two segments of random keys at 1 M rows), so it would only cost the count.
+  if (value === null || value === undefined || BigInt(cut as bigint) === 0n) return undefined;
+  return String(value);
 }
 
 /** The condition a row's key must meet to stay: at or beyond G, or null where nulls sort first. */
