@@ -242,8 +242,8 @@ export async function* runFragment(
     const interrupt = () => connection.interrupt();
     signal.addEventListener('abort', interrupt, { once: true });
     try {
-      answer = await runWithThreshold(connection, threshold, { branches, whole }, (r, parts) =>
-        runStatement(connection, r, available, statement, signal, batchRows, parts),
+      answer = await runWithThreshold(connection, threshold, { branches, whole }, (r) =>
+        runStatement(connection, r, available, statement, signal, batchRows),
       );
     } catch (err) {
       signal.throwIfAborted();

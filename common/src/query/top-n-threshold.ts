@@ -14,8 +14,8 @@
  *    Unfiltered, those parts hold at least N rows at or beyond G, so the guess usually holds.
  * 2. The rows of every part at or beyond G (`k >= G`, and `k IS NULL` when nulls sort first) are
  *    counted; fewer than N: the guess failed.
- * 3. The statement runs over those rows: over their union when few (their columns are read for
- *    the rows that pass only), else per part as before, each part filtered.
+ * 3. The statement runs over the union of those rows when there are few (at most UNION_MAX_ROWS:
+ *    their other columns are read for those rows only); more, and it runs as before.
  * 4. When it answers N rows, that is the answer; otherwise the statement runs over the parts
  *    unfiltered (the path before this one).
  *
@@ -35,8 +35,10 @@ const THRESHOLD_TYPES: Record<string, string> = { BIGINT: 'BIGINT', DOUBLE: 'DOU
 
 /**
  * Up to this many rows past the threshold are ordered as one union (their columns read for those
- * rows only); more run per part (each part's top-N reads the key column, then fetches its N rows).
- * Ties at the guess (a key with few values) can let most rows pass.
+ * rows only). More (ties at the guess: a key with few values, such as a status code) and the
+ * statement runs per part unfiltered: each part's own top-N then skips the rows equal to its
+ * running N-th value, which an inclusive filter cannot (measured: per part with the filter was
+ * 1.2–1.8× per part without it for `top 10 by status` at 10 M rows).
  */
 const UNION_MAX_ROWS = 65_536n;
 
@@ -51,8 +53,8 @@ export interface ScanParts {
   whole: readonly string[];
 }
 
-/** Runs one statement over a relation, or per part over branches (fragment-exec's runStatement). */
-export type RunStatement = (relation: string, branches?: readonly string[]) => AsyncIterable<ColumnBatch>;
+/** Runs the statement over a relation (fragment-exec's runStatement). */
+export type RunStatement = (relation: string) => AsyncIterable<ColumnBatch>;
 
 export interface ThresholdPlan {
   /** The source column as the relation spells it, quoted. */
@@ -145,12 +147,15 @@ export async function runWithThreshold(
   const keep = keepCondition(plan, g);
   const filtered = parts.branches.map((b) => `(SELECT * FROM ${b} WHERE ${keep})`);
   const union = `(${filtered.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
-  const counted = (await connection.runAndReadAll(`SELECT count(*) FROM ${union}`)).getRows()[0]?.[0];
+  // Counted up to one past the bound: with many ties at G the count need not read them all.
+  const counted = (
+    await connection.runAndReadAll(`SELECT count(*) FROM (SELECT 1 FROM ${union} LIMIT ${UNION_MAX_ROWS + 1n})`)
+  ).getRows()[0]?.[0];
   const passing = BigInt(counted as bigint);
-  if (passing < plan.topN.limit) return undefined;
+  if (passing < plan.topN.limit || passing > UNION_MAX_ROWS) return undefined;
   const batches: ColumnBatch[] = [];
   let rows = 0n;
-  for await (const batch of passing <= UNION_MAX_ROWS ? run(union) : run(union, filtered)) {
+  for await (const batch of run(union)) {
     batches.push(batch);
     rows += BigInt(batch.rowCount);
   }

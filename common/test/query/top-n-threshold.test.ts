@@ -139,8 +139,8 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
         // Which way it went: the threshold's own answer must be the same when it gives one.
         const plan = thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole });
         assert.ok(plan, 'a sourced top-N over whole parts has a threshold plan');
-        const direct = await runWithThreshold(conn, plan, { branches, whole }, (r, parts) =>
-          runFragment(conn, r, ['k', 'seq', 'm'], { ...statement }, new AbortController().signal, 8192, parts),
+        const direct = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
+          runFragment(conn, r, ['k', 'seq', 'm'], { ...statement }, new AbortController().signal),
         );
         if (direct === undefined) fellBack++;
         else {
@@ -213,7 +213,7 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     );
   });
 
-  it('answers exactly through the guess over parts of many row groups', async () => {
+  it('answers exactly through the guess over parts of many row groups, and per part when ties let too many rows pass', async () => {
     // 20 parts of 200,000 rows: the guess is the 10th largest part maximum, which holds for
     // unfiltered rows (each part has a row at its maximum).
     for (let p = 0; p < 20; p++)
@@ -234,14 +234,35 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
       filter: false,
     };
     const statement = statementOf(c);
-    const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
     const plan = thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole });
     assert.ok(plan);
-    const direct = await runWithThreshold(conn, plan, { branches, whole }, (r, parts) =>
-      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal, 8192, parts),
+    const direct = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
+      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
     );
     assert.ok(direct, 'the guess holds for unfiltered rows');
     const rows = direct.flatMap((b) => Array.from({ length: b.rowCount }, (_, r) => b.columns.map((col) => col[r])));
     assert.deepEqual(rows, await plain(statement, branches));
+
+    // Three key values only: the guess is the largest, which ~1.3 M rows share. Too many to order
+    // whole: the threshold gives no answer and the statement runs per part, exactly.
+    for (let p = 0; p < 20; p++) await conn.run(`UPDATE big${p} SET k = seq % 3`);
+    const tied = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
+      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+    );
+    assert.equal(tied, undefined);
+    const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
+    const got = [];
+    for await (const b of runFragment(
+      conn,
+      union,
+      ['k', 'seq', 'm'],
+      statement,
+      new AbortController().signal,
+      8192,
+      branches,
+      whole,
+    ))
+      for (let r = 0; r < b.rowCount; r++) got.push(b.columns.map((col) => col[r]));
+    assert.deepEqual(got, await plain(statement, branches));
   });
 });
