@@ -56,7 +56,10 @@ describe('query fragment wire format', () => {
     assert.deepEqual(decodeFragmentStatement(req).branchTopN, topN);
     // The source column of the first key (decision 0038), when known.
     const sourced = { ...topN, source: 'latencyMs' };
-    assert.deepEqual(decodeFragmentStatement(encodeFragmentRequest(target, { ...statement, branchTopN: sourced })).branchTopN, sourced);
+    assert.deepEqual(
+      decodeFragmentStatement(encodeFragmentRequest(target, { ...statement, branchTopN: sourced })).branchTopN,
+      sourced,
+    );
     for (const bad of [
       { keys: [], limit: 10, sourceColumn: '' },
       { keys: [{ column: statement.columns.length, descending: false, nullsFirst: false }], limit: 10, sourceColumn: '' },

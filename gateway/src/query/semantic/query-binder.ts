@@ -1105,7 +1105,13 @@ export class QueryBinder {
       const nullsFirst = k.nullsFirst ?? !descending;
       // A stored number or time read as it is: its scan column can prune a top-N (decision 0038).
       const origin = b.json === undefined && PRUNING_KEY_TYPES.has(b.type) ? b.column?.origin : undefined;
-      return { sql: b.type === 'string' ? strSql(b) : b.sql, type: b.type, descending, nullsFirst, ...(origin ? { origin } : {}) };
+      return {
+        sql: b.type === 'string' ? strSql(b) : b.sql,
+        type: b.type,
+        descending,
+        nullsFirst,
+        ...(origin ? { origin } : {}),
+      };
     });
     return { kind: 'sort', input, keys: specs, columns };
   }
