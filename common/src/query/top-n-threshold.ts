@@ -79,7 +79,8 @@ export function thresholdPlan(
   // The source column must be read with the key's type, and exist in the relation (a column the
   // relation lacks reads as null: nothing to prune by).
   const source = statement.sourceColumns.find((c) => c.name.toLowerCase() === topN.source?.toLowerCase());
-  const actual = available.find((n) => n.toLowerCase() === topN.source?.toLowerCase());
+  // The relation's column the statement binds the source to (boundStatement: by lower case, the last).
+  const actual = new Map(available.map((n) => [n.toLowerCase(), n] as const)).get(topN.source.toLowerCase());
   if (type === undefined || source === undefined || actual === undefined) return undefined;
   if (SOURCE_TYPES[source.type] !== type) return undefined;
   return { column: quoteIdentifier(actual), type, topN };
@@ -90,8 +91,8 @@ const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', d
 
 /**
  * The guess G as DuckDB's text of the value, or undefined: no whole part has a non-null key, or
- * none has a row behind G (the filter would leave every row in). Two
- * candidates, the more selective taken (for a descending key, the larger):
+ * none has a row behind G (the filter would leave every row in). Two candidates, the more
+ * selective taken (for a descending key, the larger):
  *
  * - by maxima: the N-th largest maximum of the whole parts (each has a row at its maximum);
  *   none when fewer than N parts have one.
