@@ -112,24 +112,28 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
   it('runs a top-N through a threshold over old Parquet segments beside DuckDB ones (decision 0038)', async () => {
     const engine = await open();
     await engine.sealAll();
-    await engine.append(
-      input([
-        part(
-          'app.logs',
-          Array.from({ length: 8 }, (_, k) => ({
-            ts: BASE + (192 + k) * 1000,
-            data: { seq: 192 + k, v: 192 + k + 0.25, msg: 'n' },
-          })),
-        ),
-      ]),
-    );
-    assert.deepEqual(await formats(engine), ['duckdb', 'parquet', 'parquet', 'parquet']);
-    // Parquet segments carry no statistics the guess reads: only the DuckDB one is a whole part;
+    // Four more DuckDB segments of two rows each (a threshold needs four whole files), two hot rows.
+    for (let n = 0; n < 5; n++) {
+      await engine.append(
+        input([
+          part(
+            'app.logs',
+            Array.from({ length: 2 }, (_, k) => ({
+              ts: BASE + (192 + 2 * n + k) * 1000,
+              data: { seq: 192 + 2 * n + k, v: 192 + 2 * n + k + 0.25, msg: 'n' },
+            })),
+          ),
+        ]),
+      );
+      if (n < 4) await engine.sealAll();
+    }
+    assert.deepEqual(await formats(engine), ['duckdb', 'duckdb', 'duckdb', 'duckdb', 'duckdb', 'parquet', 'parquet', 'parquet']);
+    // Parquet segments carry no statistics the guess reads: only the DuckDB ones are whole parts;
     // the Parquet ones (v widened from Int64 since) are filtered like the hot rows.
     const scan = await engine.openScan(ACCOUNT, 'app.logs');
     assert.ok(scan);
     try {
-      assert.equal(scan.whole.length, 1);
+      assert.equal(scan.whole.length, 5);
       assert.ok(scan.branches.length >= 3);
       const available = scan.columns.map((c) => c.name);
       for (const [key, type, wire] of [
@@ -167,7 +171,7 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
             ))
               got.push(...b.columns[0]!.map((x) => Number(x)));
             // seq orders like v and the timestamp (v = seq or seq + 0.25; ts = base + seq s).
-            const all = Array.from({ length: 200 }, (_, i) => i);
+            const all = Array.from({ length: 202 }, (_, i) => i);
             const expected = (descending ? all.reverse() : all).slice(0, Number(limit));
             assert.deepEqual(got, expected, `${key} ${dir} ${limit}`);
           }

@@ -41,8 +41,8 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
   const caseArb: fc.Arbitrary<Case> = fc.record({
     kind: fc.constantFrom<Kind>('BIGINT', 'DOUBLE', 'TIMESTAMP'),
     parts: fc.array(fc.oneof(fc.array(value, { maxLength: 40 }), fc.array(fc.constant(7), { maxLength: 30 })), {
-      minLength: 1,
-      maxLength: 6,
+      minLength: 4,
+      maxLength: 8,
     }),
     hot: fc.array(value, { maxLength: 15 }),
     limit: fc.integer({ min: 1, max: 60 }),
@@ -165,10 +165,7 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
   it('answers without a threshold when it cannot cut: no source, no whole part, a key type it does not know', async () => {
     const c: Case = {
       kind: 'BIGINT',
-      parts: [
-        [1, 2, 3],
-        [4, 5],
-      ],
+      parts: [[1, 2, 3], [4, 5], [0], [1]],
       hot: [9],
       limit: 2,
       desc: true,
@@ -181,6 +178,12 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     const { source: _, ...unsourced } = statement.branchTopN!;
     assert.equal(thresholdPlan({ ...statement, branchTopN: unsourced }, ['k', 'seq', 'm'], { branches, whole }), undefined);
     assert.equal(thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole: [] }), undefined);
+    assert.equal(
+      thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole: whole.slice(0, 3) }),
+      undefined,
+      'fewer than 4 whole parts',
+    );
+    assert.ok(thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole }));
     assert.equal(thresholdPlan(statement, ['seq', 'm'], { branches, whole }), undefined, 'a column the relation lacks');
     const asText = {
       ...statement,
