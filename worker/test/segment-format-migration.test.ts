@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type FragmentStatement, runFragment } from '@strata/common';
 import type { StorageEngine } from '../src/storage/storage-engine.js';
 import {
   ACCOUNT,
@@ -106,6 +107,77 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
     engine = await openEngine(t.dir);
     t.engine = engine;
     assert.deepEqual(await seen(engine), { rows: 200, distinctSeq: 200, minSeq: 0, maxSeq: 199, sumV: sumV(200) });
+  });
+
+  it('runs a top-N through a threshold over old Parquet segments beside DuckDB ones (decision 0038)', async () => {
+    const engine = await open();
+    await engine.sealAll();
+    // Four more DuckDB segments of two rows each (a threshold needs four whole files), two hot rows.
+    for (let n = 0; n < 5; n++) {
+      await engine.append(
+        input([
+          part(
+            'app.logs',
+            Array.from({ length: 2 }, (_, k) => ({
+              ts: BASE + (192 + 2 * n + k) * 1000,
+              data: { seq: 192 + 2 * n + k, v: 192 + 2 * n + k + 0.25, msg: 'n' },
+            })),
+          ),
+        ]),
+      );
+      if (n < 4) await engine.sealAll();
+    }
+    assert.deepEqual(await formats(engine), ['duckdb', 'duckdb', 'duckdb', 'duckdb', 'duckdb', 'parquet', 'parquet', 'parquet']);
+    // Parquet segments carry no statistics the guess reads: only the DuckDB ones are whole parts;
+    // the Parquet ones (v widened from Int64 since) are filtered like the hot rows.
+    const scan = await engine.openScan(ACCOUNT, 'app.logs');
+    assert.ok(scan);
+    try {
+      assert.equal(scan.whole.length, 5);
+      assert.ok(scan.branches.length >= 3);
+      const available = scan.columns.map((c) => c.name);
+      for (const [key, type, wire] of [
+        ['seq', 'long', 'BIGINT'],
+        ['v', 'real', 'DOUBLE'],
+        ['timestamp', 'datetime', 'TIMESTAMP'],
+      ] as const)
+        for (const descending of [true, false])
+          for (const limit of [1n, 5n, 40n, 250n]) {
+            const dir = descending ? 'DESC' : 'ASC';
+            const statement: FragmentStatement = {
+              sql: `WITH "s0" AS (SELECT "seq" AS "c0", "${key}" AS "k" FROM "__strata_source__") SELECT "c0", "k" FROM "s0" ORDER BY "k" ${dir} NULLS LAST LIMIT ${limit}`,
+              params: [],
+              sourceColumns: [
+                { name: 'seq', type: 'long' },
+                { name: key, type },
+              ],
+              columns: [
+                { id: 'c0', type: 'BIGINT' },
+                { id: 'k', type: wire },
+              ],
+              maxRows: limit,
+              branchTopN: { keys: [{ column: 1, descending, nullsFirst: false }], limit, source: key },
+            };
+            const got: unknown[] = [];
+            for await (const b of runFragment(
+              scan.connection,
+              scan.relation,
+              available,
+              statement,
+              new AbortController().signal,
+              8192,
+              scan.branches,
+              scan.whole,
+            ))
+              got.push(...b.columns[0]!.map((x) => Number(x)));
+            // seq orders like v and the timestamp (v = seq or seq + 0.25; ts = base + seq s).
+            const all = Array.from({ length: 202 }, (_, i) => i);
+            const expected = (descending ? all.reverse() : all).slice(0, Number(limit));
+            assert.deepEqual(got, expected, `${key} ${dir} ${limit}`);
+          }
+    } finally {
+      await scan.release();
+    }
   });
 
   it('compacts Parquet and DuckDB segments into one DuckDB segment, and purges a Parquet one into a DuckDB file', async () => {

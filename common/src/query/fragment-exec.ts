@@ -25,6 +25,7 @@ import { quoteIdentifier } from '../sql/quoting.js';
 import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
 import { inlineParams } from './param-literals.js';
+import { runWithThreshold, thresholdPlan } from './top-n-threshold.js';
 import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from './value-types.js';
 
 /** The relation name fragment statements read. */
@@ -64,6 +65,12 @@ export interface FragmentStatement {
 export interface BranchTopN {
   keys: readonly { column: number; descending: boolean; nullsFirst: boolean }[];
   limit: bigint;
+  /**
+   * The source column (FragmentStatement.sourceColumns) whose value the first key is, unchanged,
+   * when the planner knows it: a worker may then leave out rows that cannot be among the first
+   * `limit` by that column (top-n-threshold.ts, decision 0038).
+   */
+  source?: string;
 }
 
 /**
@@ -214,7 +221,9 @@ export function branchGroups(branches: readonly string[]): string[] {
 /**
  * Runs a fragment over `relation` (made of `branches`, when given: see fragmentSql) on
  * `connection`; an abort interrupts the statement. A take without an order (branchLimit) runs
- * over groups of branches (branchGroups) until it has its rows.
+ * over groups of branches (branchGroups) until it has its rows. A top-N whose first key is a
+ * source column runs through a threshold on that column when some branches are `whole` segment
+ * files (top-n-threshold.ts), else per branch.
  */
 export async function* runFragment(
   connection: DuckDBConnection,
@@ -224,7 +233,29 @@ export async function* runFragment(
   signal: AbortSignal,
   batchRows = 8192,
   branches?: readonly string[],
+  whole?: readonly string[],
 ): AsyncGenerator<ColumnBatch> {
+  const threshold = branches && whole ? thresholdPlan(statement, available, { branches, whole }) : undefined;
+  if (threshold && branches && whole) {
+    let answer: ColumnBatch[] | undefined;
+    signal.throwIfAborted();
+    const interrupt = () => connection.interrupt();
+    signal.addEventListener('abort', interrupt, { once: true });
+    try {
+      answer = await runWithThreshold(connection, threshold, { branches, whole }, (r) =>
+        runStatement(connection, r, available, statement, signal, batchRows),
+      );
+    } catch (err) {
+      signal.throwIfAborted();
+      throw queryFailure(err);
+    } finally {
+      signal.removeEventListener('abort', interrupt);
+    }
+    if (answer) {
+      yield* answer;
+      return;
+    }
+  }
   const limit = statement.branchLimit;
   if (limit === undefined || statement.branchTopN || !branches || branches.length < 2) {
     yield* runStatement(connection, relation, available, statement, signal, batchRows, branches);

@@ -130,6 +130,7 @@ export function encodeFragmentRequest(target: FragmentTarget, statement: Fragmen
               nullsFirst: k.nullsFirst,
             })),
             limit: Number(statement.branchTopN.limit),
+            sourceColumn: statement.branchTopN.source ?? '',
           },
         }
       : {}),
@@ -167,6 +168,7 @@ function branchTopNOf(t: NonNullable<ExecuteFragmentRequest['branchTopN']>, colu
   return {
     keys: t.keys.map((k) => ({ column: k.column, descending: k.descending, nullsFirst: k.nullsFirst })),
     limit: BigInt(t.limit),
+    ...(t.sourceColumn ? { source: t.sourceColumn } : {}),
   };
 }
 

@@ -54,11 +54,17 @@ describe('query fragment wire format', () => {
     const req = encodeFragmentRequest(target, { ...statement, branchTopN: topN });
     assert.deepEqual(decodeFragmentTarget(req), target);
     assert.deepEqual(decodeFragmentStatement(req).branchTopN, topN);
+    // The source column of the first key (decision 0038), when known.
+    const sourced = { ...topN, source: 'latencyMs' };
+    assert.deepEqual(
+      decodeFragmentStatement(encodeFragmentRequest(target, { ...statement, branchTopN: sourced })).branchTopN,
+      sourced,
+    );
     for (const bad of [
-      { keys: [], limit: 10 },
-      { keys: [{ column: statement.columns.length, descending: false, nullsFirst: false }], limit: 10 },
-      { keys: [{ column: -1, descending: false, nullsFirst: false }], limit: 10 },
-      { keys: [{ column: 0, descending: false, nullsFirst: false }], limit: -1 },
+      { keys: [], limit: 10, sourceColumn: '' },
+      { keys: [{ column: statement.columns.length, descending: false, nullsFirst: false }], limit: 10, sourceColumn: '' },
+      { keys: [{ column: -1, descending: false, nullsFirst: false }], limit: 10, sourceColumn: '' },
+      { keys: [{ column: 0, descending: false, nullsFirst: false }], limit: -1, sourceColumn: '' },
     ])
       assert.throws(() => decodeFragmentStatement({ ...req, branchTopN: bad }), /top-N/);
   });

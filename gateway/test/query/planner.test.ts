@@ -221,6 +221,32 @@ describe('query planning and distributed execution', () => {
     assert.equal(plain.single?.branchTopN, undefined);
   });
 
+  it('a top-N names the scan column behind its first key when it is a stored long, real or datetime (decision 0038)', () => {
+    const source = (q: string) => {
+      const p = planQuery(q, catalog, { now: NOW });
+      const fragment = p.fragments[0]?.branchTopN?.source;
+      // The whole-query statement and the fragment name the same column.
+      if (p.single?.branchTopN) assert.equal(p.single.branchTopN.source, fragment, q);
+      return fragment;
+    };
+    assert.equal(source('Logs | top 10 by latencyMs'), 'latencyMs');
+    assert.equal(source('Logs | sort by ratio asc | take 5'), 'ratio');
+    assert.equal(source('Logs | top 100 by timestamp'), 'timestamp');
+    assert.equal(source('Logs | where level == "Error" | top 3 by latencyMs desc nulls first'), 'latencyMs');
+    assert.equal(source('Logs | project l = latencyMs, host | top 3 by l'), 'latencyMs', 'a rename keeps it');
+    assert.equal(source('Logs | sort by latencyMs, host | take 3'), 'latencyMs', 'the first key only');
+    assert.equal(source('Logs | top 3 by latencyMs | where host == "a"'), 'latencyMs', 'through the merge too');
+    for (const q of [
+      'Logs | sort by host, latencyMs | take 3', // a string first key
+      'Logs | extend l = latencyMs + 1 | top 3 by l', // computed
+      'Logs | extend latencyMs = latencyMs * -1 | top 3 by latencyMs', // same name, another value
+      'Logs | top 3 by latencyMs * 2', // an expression
+      'Logs | top 3 by duration', // a timespan
+      'Logs | top 3 by toint(props.a)', // a dynamic member
+    ])
+      assert.equal(source(q), undefined, q);
+  });
+
   it('filter-only queries skip the merge statement (first rows win)', () => {
     const p = planQuery('Logs | where latencyMs > 5 | project host, latencyMs', catalog, { maxRows: 100 });
     assert.deepEqual(p.passthrough, { fragment: 0, count: 101n, columnIndexes: [0, 1] });

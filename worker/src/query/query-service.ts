@@ -123,7 +123,8 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
         const available = scan.columns.map((c) => c.name);
         // A bare count reads the catalog's row counts of the segments it would read whole.
         if (isBareCount(statement)) yield* countWithCatalog(scan.connection, scan.counted, available, statement, signal);
-        else yield* runFragment(scan.connection, scan.relation, available, statement, signal, batchRows, scan.branches);
+        else
+          yield* runFragment(scan.connection, scan.relation, available, statement, signal, batchRows, scan.branches, scan.whole);
       } finally {
         scanClosed = scan.release();
       }

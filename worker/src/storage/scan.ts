@@ -47,6 +47,11 @@ export interface ScanRelation {
    * SELECT of `columns` in order: a top-N fragment runs over each (fragmentSql).
    */
   branches: string[];
+  /**
+   * The branches that are whole DuckDB segment files (no filter): DuckDB answers min/max of their
+   * columns from the files' statistics, which a top-N's threshold guess reads (top-n-threshold.ts).
+   */
+  whole: string[];
   /** For a count of the rows (bare-count.ts): see CountedRelation. */
   counted: CountedRelation;
 }
@@ -287,12 +292,27 @@ export async function openSnapshot(
         ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`),
         ...narrowed,
       ];
-      const parts = [...filtered, ...segmentsSelectSql(ctx.paths.segments, inside, table.columns)];
+      // Whole DuckDB files last and apart: their min/max are statistics (ScanRelation.whole).
+      const whole = segmentsSelectSql(
+        ctx.paths.segments,
+        inside.filter((s) => s.format === 'duckdb'),
+        table.columns,
+      );
+      const parts = [
+        ...filtered,
+        ...segmentsSelectSql(
+          ctx.paths.segments,
+          inside.filter((s) => s.format !== 'duckdb'),
+          table.columns,
+        ),
+        ...whole,
+      ];
       relations.push({
         schema: request.schema,
         relation: unionRelation(parts, table.columns),
         columns: table.columns.map((c) => ({ ...c })),
         branches: parts.map((p) => `(${p})`),
+        whole: whole.map((p) => `(${p})`),
         counted: {
           catalogRows: inside.reduce((n, s) => n + s.rowCount, 0),
           rest: unionRelation(filtered, table.columns),

@@ -77,6 +77,8 @@ export interface ScanHandle {
   columns: { name: string; type: ColumnTypeName }[];
   /** The parts whose UNION ALL is `relation` (ScanRelation.branches). */
   branches: string[];
+  /** The branches that are whole DuckDB segment files (ScanRelation.whole). */
+  whole: string[];
   /** For a count of the rows: catalog row counts and the parts left to count (ScanRelation.counted). */
   counted: CountedRelation;
   release(): Promise<void>;
@@ -315,6 +317,7 @@ export class StorageEngine {
       relation: relation.relation,
       columns: relation.columns,
       branches: relation.branches,
+      whole: relation.whole,
       counted: relation.counted,
       release: snapshot.release,
       applyThreads: (threads) => store.applyThreads(threads),

@@ -277,6 +277,7 @@ function makeFragment(
             nullsFirst: o.nullsFirst,
           })),
           limit: rel.count,
+          ...(rel.input.keys[0]?.origin ? { source: rel.input.keys[0].origin } : {}),
         }
       : undefined;
   state.fragments.push({
@@ -436,6 +437,8 @@ function singleWorkerSpec(
       ? {
           keys: order.map((o, i) => ({ column: columns.length + i, descending: o.descending, nullsFirst: o.nullsFirst })),
           limit: topNLimit,
+          // The same sort as the fragment's (wholeTopNLimit), so the same source column.
+          ...(fragment.branchTopN?.source ? { source: fragment.branchTopN.source } : {}),
         }
       : undefined;
   return {

@@ -90,6 +90,9 @@ const MAX_SOURCES = 64;
 /** Most distinct values `partition by` splits into (each is a read of the input; MAX_SOURCES bounds them too). */
 const MAX_PARTITIONS = 32;
 
+/** Sort keys whose scan column a worker may prune a top-N by (SortSpec.origin): stored as themselves. */
+const PRUNING_KEY_TYPES: ReadonlySet<KqlType> = new Set(['long', 'real', 'datetime']);
+
 /** A first-phase value (readable form) as the literal of its column type. */
 function partitionLiteral(type: KqlType, v: unknown): LiteralValue {
   switch (type) {
@@ -1113,7 +1116,16 @@ export class QueryBinder {
       // Kusto: descending unless asc is written; nulls last when descending, first when ascending.
       const descending = k.descending ?? true;
       const nullsFirst = k.nullsFirst ?? !descending;
-      return { sql: b.type === 'string' ? strSql(b) : b.sql, type: b.type, descending, nullsFirst, ...ticksFlag(b) };
+      // A stored number or time read as it is: its scan column can prune a top-N (decision 0038).
+      const origin = b.json === undefined && PRUNING_KEY_TYPES.has(b.type) ? b.column?.origin : undefined;
+      return {
+        sql: b.type === 'string' ? strSql(b) : b.sql,
+        type: b.type,
+        descending,
+        nullsFirst,
+        ...(origin ? { origin } : {}),
+        ...ticksFlag(b),
+      };
     });
     return { kind: 'sort', input, keys: specs, columns };
   }

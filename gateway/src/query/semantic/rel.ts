@@ -41,6 +41,11 @@ export interface SortSpec {
   ticks?: boolean;
   descending: boolean;
   nullsFirst: boolean;
+  /**
+   * The scan column this key is, unchanged, when it is a long, real or datetime one (a worker
+   * prunes a top-N's scan parts by it: BranchTopN.source, decision 0038).
+   */
+  origin?: string;
 }
 
 /** Inclusive bounds on the time column of one scan, in µs since the Unix epoch. */
