@@ -15,6 +15,7 @@ import {
   type TestEntry,
   tempDir,
 } from './helpers/storage-fixtures.js';
+import { sqlString, termRegex } from './helpers/term-regex.js';
 
 /**
  * The block filters of a segment (decision 0037): a scan given term hints reads only the rowid
@@ -22,17 +23,6 @@ import {
  * plain scan counts, whatever the texts and terms; a segment without block filters (as an older
  * worker left it) is read whole and answers alike.
  */
-
-// The gateway's term regex (termRegex in gateway/src/query/semantic/expr-binder.ts).
-const TERM_CHAR = /[\p{L}\p{N}]/u;
-const escapeRegex = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function termRegex(needle: string): string {
-  const chars = [...needle];
-  const before = chars.length > 0 && TERM_CHAR.test(chars[0] as string) ? '(?:^|[^\\p{L}\\p{N}])' : '';
-  const after = chars.length > 0 && TERM_CHAR.test(chars[chars.length - 1] as string) ? '(?:[^\\p{L}\\p{N}]|$)' : '';
-  return `(?i)${before}${escapeRegex(needle)}${after}`;
-}
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** Words each block draws its texts from: some in one block only, some everywhere, some odd. */
 const COMMON = ['GET', 'timeout', 'db-3', 'ok', '\u212Aelvin', '\u017Ftatus', 'caf\u00E9'];
@@ -91,7 +81,7 @@ describe('term index per block of a segment', function () {
     const keys = termKeys(needle);
     return keys ? [{ column: 'message', anyOf: [keys] }] : [];
   };
-  const whereOf = (needle: string) => `regexp_matches("message", ${sqlString(termRegex(needle))})`;
+  const whereOf = (needle: string) => `regexp_matches("message", ${sqlString(termRegex(needle, false))})`;
   const ranges = (relation: string) =>
     [...relation.matchAll(/rowid BETWEEN (\d+) AND (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
 

@@ -17,6 +17,7 @@ import {
   type TestEntry,
   tempDir,
 } from './helpers/storage-fixtures.js';
+import { sqlString, termRegex } from './helpers/term-regex.js';
 
 /**
  * The term index (decision 0026) may only ever leave out segments without a match: whatever the
@@ -26,17 +27,6 @@ import {
  * (?i) takes out of the boundary class, non-ASCII letters and digits, punctuation, nulls), after
  * seal, compaction, a purge rewrite and on segments adopted from another worker.
  */
-
-// The gateway's term regex (termRegex in gateway/src/query/semantic/expr-binder.ts), as it is.
-const TERM_CHAR = /[\p{L}\p{N}]/u;
-const escapeRegex = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function termRegex(needle: string, cs: boolean): string {
-  const chars = [...needle];
-  const before = chars.length > 0 && TERM_CHAR.test(chars[0] as string) ? '(?:^|[^\\p{L}\\p{N}])' : '';
-  const after = chars.length > 0 && TERM_CHAR.test(chars[chars.length - 1] as string) ? '(?:[^\\p{L}\\p{N}]|$)' : '';
-  return `${cs ? '' : '(?i)'}${before}${escapeRegex(needle)}${after}`;
-}
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 const WORDS = [
   'timeout',
