@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { xxHash32 } from 'js-xxhash';
 import xxhash from 'xxhash-wasm';
+import { attachSegmentFiles } from '../src/storage/segment-format.js';
 import { TermFilter } from '../src/storage/term-filter.js';
-import { buildTermIndex } from '../src/storage/term-index.js';
+import { buildTermIndex, TERM_BLOCK_ROWS } from '../src/storage/term-index.js';
 import { KeyHashSet, TermKeyCutter } from '../src/storage/term-key-hashes.js';
 import { tempDir } from './helpers/storage-fixtures.js';
 
@@ -145,6 +147,32 @@ describe('term keys from bytes (term-key-hashes.ts)', () => {
         assert.deepEqual(built.bits, expected.bits, column);
         for (const k of keys) assert.ok(built.mayHold(k), `${column}: ${k}`);
       }
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+      d.cleanup();
+    }
+  });
+  it('keeps the segment filter of a column whose keys summed over blocks pass the bound (a large compacted segment)', async () => {
+    // Six blocks, each holding all 80 words: 480 block keys, past 4 × 100, yet 80 distinct.
+    const d = tempDir();
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const file = path.join(d.dir, `${randomUUID()}.duckdb`);
+      await conn.run(`ATTACH '${file}' AS w`);
+      await conn.run(`CREATE TABLE w."rows" AS SELECT 'w' || (i % 80) AS message FROM range(${6 * TERM_BLOCK_ROWS}) t(i)`);
+      await conn.run('DETACH w');
+      await attachSegmentFiles(conn, [file]);
+      const columns = [{ name: 'message', type: 'String' as const }];
+      const bounded = (await buildTermIndex(conn, file, 'duckdb', columns, 100)).get('message');
+      assert.ok(bounded, 'a segment filter');
+      assert.equal(bounded.keyCount, 80);
+      assert.equal(bounded.blocks, undefined, 'no block filters past the bound');
+      assert.ok(bounded.mayHold('w7'));
+      const full = (await buildTermIndex(conn, file, 'duckdb', columns)).get('message');
+      assert.equal(full?.blocks?.length, 6);
+      assert.deepEqual(full?.bits, bounded.bits, 'the same segment filter either way');
     } finally {
       conn.closeSync();
       db.closeSync();
