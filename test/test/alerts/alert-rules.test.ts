@@ -245,7 +245,7 @@ describe('alert rules, end to end', function () {
     );
     assert.ok(sent.length >= 2);
     const [hook] = await waitFor('the ALERT_FIRED webhook', () => receiver.on('/alerts').length >= 1 && receiver.on('/alerts'), {
-      timeoutMs: 20_000,
+      timeoutMs: 40_000,
     });
     const event = JSON.parse(hook!.body);
     assert.equal(event.type, 'ALERT_FIRED');
@@ -303,7 +303,7 @@ describe('alert rules, end to end', function () {
         const resolvedHooks = events.filter((e) => e.type === 'ALERT_RESOLVED');
         return resolvedHooks.length >= 2 && events;
       },
-      { timeoutMs: 20_000 },
+      { timeoutMs: 40_000 },
     );
     assert.deepEqual(hooks.map((e) => `${e.type}:${e.alert.dimensions.host}`).sort(), [
       'ALERT_FIRED:a',
