@@ -52,7 +52,24 @@ try {
       `SELECT count(*) FROM nat WHERE contains(lm, 'timeout') AND ${where.slice(where.indexOf('(CASE'))}`,
     ],
   ];
-  const run = async (sql) => Number((await c.runAndReadAll(sql)).getRows()[0][0]);
+  const run = async (sql) => (typeof sql === 'function' ? sql() : Number((await c.runAndReadAll(sql)).getRows()[0][0]));
+  variants.unshift([
+    'service: the query over HTTP',
+    async () => {
+      const answer = JSON.stringify(await cluster.query(q.kql));
+      return Number(/(\d+)\D*$/.exec(answer)?.[1]);
+    },
+  ]);
+  // Where the statement's time goes, by operator (one run, after the others warmed the caches).
+  const plan = async () => {
+    const rows = (await c.runAndReadAll(`EXPLAIN ANALYZE SELECT count(*) FROM ${rel} WHERE ${where}`)).getRows();
+    return String(rows[0]?.[1] ?? '')
+      .split('\n')
+      .filter((l) => /[A-Z_]{4,}|Total Time|\d+\.\d+s/.test(l))
+      .map((l) => l.replace(/[│┌┐└┘─┬┴├┤]/g, ' ').trim())
+      .filter((l) => l.length > 0)
+      .join(' | ');
+  };
   for (const [n, s] of variants) console.log(n, await run(s));
   const samples = variants.map(() => []);
   for (let i = 0; i < (SKIP ? 0 : RUNS); i++)
@@ -61,6 +78,7 @@ try {
       await run(s);
       samples[k].push(performance.now() - t0);
     }
+  if (!SKIP) console.log(`EXPLAIN ANALYZE (planned): ${await plan()}`);
   if (!SKIP) for (const [k, [n]] of variants.entries()) console.log(`  ${n.padEnd(34)} ${spread(samples[k])} ms`);
   await scan.release();
   // Phase 2: the segment files copied into one DuckDB file of a separate instance (not confined),
