@@ -1,0 +1,177 @@
+/**
+ * The term fold (common term-fold.ts, decision 0041): the case-insensitive `has` family checked on
+ * the fold of a text must answer what the term regex answers on the text itself, for ASCII
+ * needles. Checked in DuckDB itself (its lower() and its RE2): exhaustively over the code points
+ * the fold changes (a code point it keeps cannot change an answer), and by property tests over
+ * needles with i, k and s and texts with U+0130, U+0131, the Kelvin sign, the long s, U+0345,
+ * sharp s, non-ASCII letters, punctuation and NULL — with the term regex and with the binder's
+ * cheaper exact check (term-check.ts) on the fold, and with the lowered prefilter as a byte search
+ * on the fold. Plain lower() (without the U+0130 step) must fail the same property.
+ */
+import assert from 'node:assert/strict';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { inlineParams, registerKustoFunctions, termFoldSql } from '@strata/common';
+import fc from 'fast-check';
+import { after, before, describe, it } from 'mocha';
+import { termRegex } from '../../src/query/semantic/expr-binder.js';
+import { regexLiteralPrefilter } from '../../src/query/semantic/string-prefilter.js';
+import { termCheckSql } from '../../src/query/semantic/term-check.js';
+import { affixRegex } from '../../src/query/semantic/term-operators.js';
+import { render, Sql } from '../../src/query/sql/sql.js';
+
+const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+type Kind = 'term' | 'prefix' | 'suffix';
+const KINDS: Kind[] = ['term', 'prefix', 'suffix'];
+const regexOf = (kind: Kind, needle: string) => (kind === 'term' ? termRegex(needle, false) : affixRegex(needle, kind, false));
+
+/** The binder's exact check (decision 0037) over the SQL expression `subject`, parameters inlined. */
+function checkSql(subject: string, kind: Kind, needle: string): string {
+  const r = render(termCheckSql(new Sql([subject], []), needle, false, kind, regexOf(kind, needle)));
+  const text = inlineParams(r.text, r.params);
+  if (text === undefined) throw new Error('parameters that do not inline');
+  return text;
+}
+
+const ALPHABET = [
+  ...'aiIkKsSdxX09 -._/:()',
+  '\u0130',
+  '\u0131',
+  '\u212A',
+  '\u017F',
+  '\u0345',
+  'ß',
+  'é',
+  'É',
+  '日',
+  '\u00A0',
+  '\u{1D400}',
+];
+
+const needleArb = fc.array(fc.constantFrom(...'aiIkKsSdx09-.: '), { minLength: 1, maxLength: 4 }).map((cs) => cs.join(''));
+
+function textArb(needle: string): fc.Arbitrary<string | null> {
+  const forms = (c: string) => {
+    const out = new Set([c, c.toLowerCase(), c.toUpperCase()]);
+    if (c.toLowerCase() === 'i') out.add('\u0130').add('\u0131');
+    if (c.toLowerCase() === 'k') out.add('\u212A');
+    if (c.toLowerCase() === 's') out.add('\u017F');
+    return [...out].filter((v) => [...v].length === 1);
+  };
+  const caseForm = fc.tuple(...[...needle].map((c) => fc.constantFrom(...forms(c)))).map((cs) => cs.join(''));
+  return fc.option(
+    fc.array(fc.oneof(fc.constantFrom(...ALPHABET), caseForm), { maxLength: 8 }).map((ps) => ps.join('')),
+    { freq: 20 },
+  );
+}
+
+describe('term fold: the has family on a lower-cased copy answers as on the text', function () {
+  this.timeout(240_000);
+  let instance: DuckDBInstance;
+  let conn: DuckDBConnection;
+  before(async () => {
+    instance = await DuckDBInstance.create(':memory:');
+    conn = await instance.connect();
+    registerKustoFunctions(conn);
+    // Every code point but the surrogates, and its fold.
+    await conn.run(
+      `CREATE TABLE cp AS SELECT i AS cp, chr(i::INTEGER) AS ch, ${termFoldSql('chr(i::INTEGER)')} AS fo, lower(chr(i::INTEGER)) AS lo
+       FROM range(1, 1114112) r(i) WHERE i NOT BETWEEN 55296 AND 57343`,
+    );
+    // A code point that neither maps to another cannot change an answer: only these are compared.
+    await conn.run('CREATE TABLE changed AS SELECT * FROM cp WHERE fo <> ch OR lo <> ch');
+  });
+  after(() => {
+    conn.closeSync();
+    instance.closeSync();
+  });
+
+  const rows = async (q: string) => (await conn.runAndReadAll(q)).getRows();
+
+  it('maps every code point to one code point, and keeps the term class under (?i)', async () => {
+    assert.deepEqual(await rows('SELECT cp FROM cp WHERE length(fo) <> 1'), []);
+    const changed = await rows('SELECT count(*) FROM cp WHERE fo <> ch');
+    assert.ok(Number(changed[0]![0]) > 1000, 'the fold lowers the upper-case letters');
+    const cls = "'(?i)[^\\p{L}\\p{N}]'";
+    assert.deepEqual(
+      await rows(`SELECT cp FROM cp WHERE fo <> ch AND regexp_matches(ch, ${cls}) <> regexp_matches(fo, ${cls})`),
+      [],
+    );
+  });
+
+  it('keeps, for every ASCII character, whether (?i) matches it — plain lower() does not for U+0130', async () => {
+    const folded: string[] = [];
+    const lowered: string[] = [];
+    for (let a = 1; a < 128; a++) {
+      const ch = String.fromCharCode(a);
+      const pat = lit(`(?i)${/[A-Za-z0-9]/.test(ch) ? ch : `\\x${a.toString(16).padStart(2, '0')}`}`);
+      for (const [col, out] of [
+        ['fo', folded],
+        ['lo', lowered],
+      ] as const) {
+        const bad = await rows(
+          `SELECT cp FROM cp WHERE ${col} <> ch AND regexp_matches(ch, ${pat}) <> regexp_matches(${col}, ${pat})`,
+        );
+        for (const [cp] of bad) out.push(`${JSON.stringify(ch)}: U+${Number(cp).toString(16)}`);
+      }
+    }
+    assert.deepEqual(folded, []);
+    assert.deepEqual(lowered, ['"I": U+130', '"i": U+130']);
+  });
+
+  /** Texts where a check on the fold answers differently from the term regex on the text. */
+  async function differences(needle: string, texts: (string | null)[], fold: (expr: string) => string): Promise<string[]> {
+    const values = texts.map((t) => `(${t === null ? 'NULL' : lit(t)})`).join(', ');
+    const pre = regexLiteralPrefilter(needle, false);
+    const columns = KINDS.flatMap((kind) => {
+      const truth = `regexp_matches(t, ${lit(regexOf(kind, needle))})`;
+      const onFold = [
+        `regexp_matches(${fold('t')}, ${lit(regexOf(kind, needle))})`,
+        checkSql(fold('t'), kind, needle),
+        // The lowered prefilter as a byte search on the fold: never false where the text matches.
+        ...(pre.lowered === undefined ? [] : [`(contains(${fold('t')}, ${lit(pre.lowered)}) OR NOT ${truth})`]),
+      ];
+      return onFold.map((c, i) => [
+        `${kind}#${i}`,
+        `list(t) FILTER (WHERE (${i === 2 ? `NOT ${c}` : `(${c}) IS DISTINCT FROM ${truth}`}))::VARCHAR`,
+      ]);
+    });
+    const [row] = await rows(`SELECT ${columns.map(([, c]) => c).join(', ')} FROM (VALUES ${values}) v(t)`);
+    return columns.flatMap(([name], i) => (row![i] === null ? [] : [`${name} ${JSON.stringify(needle)}: differs on ${row![i]}`]));
+  }
+
+  let lastFailure = '';
+  const same = (fold: (expr: string) => string, runs: number) =>
+    fc.assert(
+      fc.asyncProperty(
+        needleArb.chain((n) => fc.tuple(fc.constant(n), fc.array(textArb(n), { minLength: 1, maxLength: 30 }))),
+        async ([needle, texts]) => {
+          const found = await differences(needle, texts, fold);
+          if (found.length > 0) lastFailure = found.join('; ');
+          assert.deepEqual(found, []);
+        },
+      ),
+      { numRuns: runs },
+    );
+
+  it('has, hasprefix, hassuffix on the fold answer as the term regex on the text (property)', async () => {
+    await same(termFoldSql, 250);
+  });
+
+  it('catches the fold without its U+0130 step (plain lower())', async () => {
+    assert.deepEqual(await differences('id', ['\u0130d', 'id', null], (e) => `lower(${e})`), [
+      `term#0 "id": differs on [İd]`,
+      `term#1 "id": differs on [İd]`,
+      `prefix#0 "id": differs on [İd]`,
+      `prefix#1 "id": differs on [İd]`,
+      `suffix#0 "id": differs on [İd]`,
+      `suffix#1 "id": differs on [İd]`,
+    ]);
+    lastFailure = '';
+    await assert.rejects(
+      same((e) => `lower(${e})`, 2000),
+      /Property failed/,
+    );
+    assert.match(lastFailure, /differs on/);
+  });
+});
