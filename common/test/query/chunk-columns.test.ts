@@ -3,21 +3,12 @@
  * and validity mask) must write and read exactly what node-api's per-value path does.
  */
 import assert from 'node:assert/strict';
-import {
-  BIGINT,
-  BOOLEAN,
-  DOUBLE,
-  type DuckDBConnection,
-  DuckDBDataChunk,
-  DuckDBInstance,
-  type DuckDBType,
-  TIMESTAMP,
-  VARCHAR,
-} from '@duckdb/node-api';
+import { BIGINT, BOOLEAN, DOUBLE, DuckDBDataChunk, type DuckDBType, TIMESTAMP, VARCHAR } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { describe, it } from 'mocha';
 import { appendChunkColumn, setChunkColumn } from '../../src/query/chunk-columns.js';
 import type { WireType, WireValue } from '../../src/query/column-batch.js';
+import { memoryDuckDB } from '../../src/testing/index.js';
 
 const TYPES: Record<WireType, DuckDBType> = { BIGINT, TIMESTAMP, DOUBLE, VARCHAR, BOOLEAN };
 const ORDER: WireType[] = ['BIGINT', 'TIMESTAMP', 'DOUBLE', 'VARCHAR', 'BOOLEAN'];
@@ -40,23 +31,14 @@ const value = (t: WireType): fc.Arbitrary<WireValue> => {
 };
 
 describe('query chunk columns', () => {
-  let instance: DuckDBInstance;
-  let connection: DuckDBConnection;
+  const db = memoryDuckDB();
   let table = 0;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    connection = await instance.connect();
-  });
-  after(() => {
-    connection.closeSync();
-    instance.closeSync();
-  });
 
   /** Appends the columns with setChunkColumn, reads them back with appendChunkColumn. */
   async function roundTrip(columns: WireValue[][]): Promise<WireValue[][]> {
     const name = `t${table++}`;
-    await connection.run(`CREATE TABLE ${name} (${ORDER.map((t, i) => `c${i} ${t}`).join(', ')})`);
-    const appender = await connection.createAppender(name);
+    await db.conn.run(`CREATE TABLE ${name} (${ORDER.map((t, i) => `c${i} ${t}`).join(', ')})`);
+    const appender = await db.conn.createAppender(name);
     const rows = columns[0]?.length ?? 0;
     for (let start = 0; start < rows; start += 2048) {
       const end = Math.min(rows, start + 2048);
@@ -71,7 +53,7 @@ describe('query chunk columns', () => {
     }
     appender.flushSync();
     appender.closeSync();
-    const result = await connection.run(`SELECT * FROM ${name}`);
+    const result = await db.conn.run(`SELECT * FROM ${name}`);
     const out: WireValue[][] = ORDER.map(() => []);
     const typeIds = result.columnTypes().map((t) => t.typeId);
     for (;;) {

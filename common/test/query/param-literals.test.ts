@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { before, describe, it } from 'mocha';
 import type { WireType } from '../../src/query/column-batch.js';
 import { bindValues, type FragmentStatement, type ParamValue, runFragment } from '../../src/query/fragment-exec.js';
 import { inlineParams, paramLiteral } from '../../src/query/param-literals.js';
+import { memoryDuckDB } from '../../src/testing/index.js';
 
 /** What DuckDB makes of one value: the literal and the bound parameter must give the same. */
 async function viaLiteral(c: DuckDBConnection, p: ParamValue): Promise<unknown[]> {
@@ -31,16 +32,7 @@ function sameValue(a: unknown[], b: unknown[]): boolean {
 }
 
 describe('parameter values as SQL literals', () => {
-  let instance: DuckDBInstance;
-  let c: DuckDBConnection;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    c = await instance.connect();
-  });
-  after(() => {
-    c.closeSync();
-    instance.closeSync();
-  });
+  const db = memoryDuckDB();
 
   const cases: ParamValue[] = [
     { type: 'VARCHAR', value: '' },
@@ -70,8 +62,8 @@ describe('parameter values as SQL literals', () => {
 
   it('every case means in DuckDB exactly what the bound parameter means (value and type)', async () => {
     for (const p of cases) {
-      const lit = await viaLiteral(c, p);
-      const par = await viaParameter(c, p);
+      const lit = await viaLiteral(db.conn, p);
+      const par = await viaParameter(db.conn, p);
       assert.ok(sameValue(lit, par), `${p.type} ${String(p.value)}: literal ${String(lit)} vs parameter ${String(par)}`);
     }
   });
@@ -80,9 +72,9 @@ describe('parameter values as SQL literals', () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), fc.double(), async (text, real) => {
         const s: ParamValue = { type: 'VARCHAR', value: text };
-        if (paramLiteral(s) !== undefined) assert.ok(sameValue(await viaLiteral(c, s), await viaParameter(c, s)));
+        if (paramLiteral(s) !== undefined) assert.ok(sameValue(await viaLiteral(db.conn, s), await viaParameter(db.conn, s)));
         const d: ParamValue = { type: 'DOUBLE', value: real };
-        assert.ok(sameValue(await viaLiteral(c, d), await viaParameter(c, d)));
+        assert.ok(sameValue(await viaLiteral(db.conn, d), await viaParameter(db.conn, d)));
       }),
       { numRuns: 300 },
     );
@@ -112,10 +104,10 @@ describe('parameter values as SQL literals', () => {
 
   describe('runFragment', () => {
     before(async () => {
-      await c.run('CREATE TABLE t ("Host" VARCHAR, n BIGINT)');
-      await c.run("INSERT INTO t VALUES ('a''b', 1), ('b', 2), (NULL, 3)");
+      await db.conn.run('CREATE TABLE t ("Host" VARCHAR, n BIGINT)');
+      await db.conn.run("INSERT INTO t VALUES ('a''b', 1), ('b', 2), (NULL, 3)");
       // SQL text cannot hold a NUL: that row goes in as a parameter.
-      await c.run('INSERT INTO t VALUES ($1, 4)', ['x\u0000y']);
+      await db.conn.run('INSERT INTO t VALUES ($1, 4)', ['x\u0000y']);
     });
 
     const statement = (host: string, maxRows?: bigint): FragmentStatement => ({
@@ -134,7 +126,7 @@ describe('parameter values as SQL literals', () => {
 
     async function run(s: FragmentStatement) {
       const out = [];
-      for await (const b of runFragment(c, '"t"', ['Host', 'n'], s, new AbortController().signal)) out.push(b);
+      for await (const b of runFragment(db.conn, '"t"', ['Host', 'n'], s, new AbortController().signal)) out.push(b);
       return out;
     }
 

@@ -7,10 +7,9 @@
  * long s), and a function broken on purpose must make the same property fail.
  */
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
-import { registerKustoFunctions } from '../../src/query/kusto-udfs.js';
+import { describe, it } from 'mocha';
 import { isTermChar } from '../../src/query/term-chars.js';
 import {
   isAsciiNeedle,
@@ -19,6 +18,7 @@ import {
   TERM_MATCH_CASELESS,
   termMatches,
 } from '../../src/query/udfs/term-match.js';
+import { memoryDuckDB } from '../../src/testing/index.js';
 
 const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -116,22 +116,12 @@ async function firstDisagreement(
 
 describe('kql_term_match: the has check without the Unicode regex', function () {
   this.timeout(180_000);
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
-    registerKustoFunctions(conn);
-  });
-  after(() => {
-    conn.closeSync();
-    instance.closeSync();
-  });
+  const db = memoryDuckDB({ kustoFunctions: true });
 
   it("holds RE2's own [\\p{L}\\p{N}], plain and under (?i), for every code point", async () => {
     for (const caseless of [false, true]) {
       const rows = (
-        await conn.runAndReadAll(
+        await db.conn.runAndReadAll(
           `SELECT cp FROM (SELECT range AS cp FROM range(0, 55296) UNION ALL SELECT range FROM range(57344, 1114112))
             WHERE NOT regexp_matches(chr(cp::INTEGER), '${caseless ? '(?i)' : ''}^[^\\p{L}\\p{N}]$') ORDER BY cp`,
         )
@@ -151,12 +141,12 @@ describe('kql_term_match: the has check without the Unicode regex', function () 
   });
 
   it('answers what the term regex answers (property, every flag combination)', async () => {
-    assert.equal(await firstDisagreement(conn, termMatches, 200), undefined);
+    assert.equal(await firstDisagreement(db.conn, termMatches, 200), undefined);
   });
 
   it('is what DuckDB calls: kql_term_match in SQL, nulls stay null', async () => {
     const rows = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         `SELECT kql_term_match(t, 'key', 7) FROM (VALUES ('a \u212Aey'), ('monkey'), ('key\u0345'), ('—KEY—'), (NULL)) v(t)`,
       )
     ).getRowsJS();
@@ -175,11 +165,11 @@ describe('kql_term_match: the has check without the Unicode regex', function () 
 
   it('catches a broken check: U+0345 taken as a boundary under (?i)', async () => {
     const broken = (text: string, needle: string, flags: number) => termMatches(text.replaceAll('\u0345', ' '), needle, flags);
-    assert.notEqual(await firstDisagreement(conn, broken, 200, 37), undefined);
+    assert.notEqual(await firstDisagreement(db.conn, broken, 200, 37), undefined);
   });
 
   it('catches a broken check: the Kelvin sign not matched as k', async () => {
     const broken = (text: string, needle: string, flags: number) => termMatches(text.replaceAll('\u212A', '#'), needle, flags);
-    assert.notEqual(await firstDisagreement(conn, broken, 200, 38), undefined);
+    assert.notEqual(await firstDisagreement(db.conn, broken, 200, 38), undefined);
   });
 });

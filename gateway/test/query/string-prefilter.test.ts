@@ -9,9 +9,10 @@
  * NULL texts. A prefilter broken on purpose must make the same property fail.
  */
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { describe, it } from 'mocha';
 import { termRegex } from '../../src/query/semantic/expr-binder.js';
 import {
   caselessPiece,
@@ -135,16 +136,7 @@ async function violations(
 
 describe('string operator prefilters', function () {
   this.timeout(180_000);
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
-  });
-  after(() => {
-    conn.closeSync();
-    instance.closeSync();
-  });
+  const db = memoryDuckDB();
 
   it('picks the pieces the decision describes', () => {
     assert.deepEqual(regexLiteralPrefilter('TimeOut', false), { lowered: 'timeout' });
@@ -167,7 +159,7 @@ describe('string operator prefilters', function () {
 
   it('RE2 (?i) matches an ASCII character without case only by itself (every code point)', async () => {
     const [[n]] = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         `SELECT count(*) FROM ${CODE_POINTS} WHERE regexp_matches(c, '(?i)' || ${CASELESS_CLASS}) AND cp > 126`,
       )
     ).getRows();
@@ -176,7 +168,7 @@ describe('string operator prefilters', function () {
 
   it('RE2 (?i) matches ASCII letters from outside ASCII only by the Kelvin sign (k) and the long s (s)', async () => {
     const rows = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         `SELECT cp, lower(c) FROM ${CODE_POINTS} WHERE regexp_matches(c, '(?i)^[a-z]$') AND cp > 126 ORDER BY cp`,
       )
     ).getRows();
@@ -187,16 +179,16 @@ describe('string operator prefilters', function () {
   });
 
   it('lower() maps each code point to one code point, and only ASCII characters without case to themselves', async () => {
-    const [[multi]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${CODE_POINTS} WHERE length(lower(c)) <> 1`)).getRows();
+    const [[multi]] = (await db.conn.runAndReadAll(`SELECT count(*) FROM ${CODE_POINTS} WHERE length(lower(c)) <> 1`)).getRows();
     assert.equal(Number(multi), 0);
     const [[toCaseless]] = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         `SELECT count(*) FROM ${CODE_POINTS} WHERE regexp_matches(lower(c), ${CASELESS_CLASS}) AND lower(c) <> c`,
       )
     ).getRows();
     assert.equal(Number(toCaseless), 0);
     const [[asciiLetters]] = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         `SELECT count(*) FROM ${CODE_POINTS} WHERE cp BETWEEN 65 AND 90 AND lower(c) <> chr((cp + 32)::INTEGER)`,
       )
     ).getRows();
@@ -208,7 +200,7 @@ describe('string operator prefilters', function () {
       fc.asyncProperty(fc.array(fc.constantFrom(...ALPHABET), { maxLength: 12 }), async (chars) => {
         const whole = lit(chars.join(''));
         const each = chars.length === 0 ? "''" : chars.map((c) => `lower(${lit(c)})`).join(' || ');
-        const [[same]] = (await conn.runAndReadAll(`SELECT lower(${whole}) = ${each}`)).getRows();
+        const [[same]] = (await db.conn.runAndReadAll(`SELECT lower(${whole}) = ${each}`)).getRows();
         assert.equal(same, true, `lower(${whole})`);
       }),
       { numRuns: 200 },
@@ -222,7 +214,7 @@ describe('string operator prefilters', function () {
         needleArb.chain((needle) => fc.tuple(fc.constant(needle), fc.array(textArb(needle), { minLength: 1, maxLength: 30 }))),
         async ([needle, texts]) => {
           if (OPERATORS.some((op) => preSql(op.prefilter(needle)) !== 'true')) prefiltered++;
-          assert.deepEqual(await violations(conn, needle, texts, OPERATORS), []);
+          assert.deepEqual(await violations(db.conn, needle, texts, OPERATORS), []);
         },
       ),
       { numRuns: 300 },
@@ -236,7 +228,7 @@ describe('string operator prefilters', function () {
       fc.asyncProperty(
         needleArb.chain((needle) => fc.tuple(fc.constant(needle), fc.array(textArb(needle), { minLength: 1, maxLength: 30 }))),
         async ([needle, texts]) => {
-          assert.deepEqual(await violations(conn, needle, texts, operators), []);
+          assert.deepEqual(await violations(db.conn, needle, texts, operators), []);
         },
       ),
       { numRuns: 2000 },

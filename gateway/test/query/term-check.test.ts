@@ -10,10 +10,11 @@
  * (a letter in the ASCII boundary class; the non-ASCII test on one side only) must fail.
  */
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { inlineParams, registerKustoFunctions } from '@strata/common';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { inlineParams } from '@strata/common';
+import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { describe, it } from 'mocha';
 import { termRegex } from '../../src/query/semantic/expr-binder.js';
 import { termCheckSql } from '../../src/query/semantic/term-check.js';
 import { affixRegex } from '../../src/query/semantic/term-operators.js';
@@ -99,17 +100,7 @@ async function differences(
 
 describe('has without the Unicode regex: the same answers as the term regex', function () {
   this.timeout(240_000);
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
-    registerKustoFunctions(conn);
-  });
-  after(() => {
-    conn.closeSync();
-    instance.closeSync();
-  });
+  const db = memoryDuckDB({ kustoFunctions: true });
 
   /** The last counterexample's report (a difference, not an error of the SQL). */
   let lastFailure = '';
@@ -118,7 +109,7 @@ describe('has without the Unicode regex: the same answers as the term regex', fu
       fc.asyncProperty(
         needleArb.chain((n) => fc.tuple(fc.constant(n), fc.array(textArb(n), { minLength: 1, maxLength: 30 }))),
         async ([needle, texts]) => {
-          const found = await differences(conn, needle, texts, check);
+          const found = await differences(db.conn, needle, texts, check);
           if (found.length > 0) lastFailure = found.join('; ');
           assert.deepEqual(found, []);
         },

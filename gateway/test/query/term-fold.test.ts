@@ -9,10 +9,10 @@
  * on the fold. Plain lower() (without the U+0130 step) must fail the same property.
  */
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { inlineParams, registerKustoFunctions, termFoldSql } from '@strata/common';
+import { inlineParams, termFoldSql } from '@strata/common';
+import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { before, describe, it } from 'mocha';
 import { termRegex } from '../../src/query/semantic/expr-binder.js';
 import { regexLiteralPrefilter } from '../../src/query/semantic/string-prefilter.js';
 import { termCheckSql } from '../../src/query/semantic/term-check.js';
@@ -67,26 +67,18 @@ function textArb(needle: string): fc.Arbitrary<string | null> {
 
 describe('term fold: the has family on a lower-cased copy answers as on the text', function () {
   this.timeout(240_000);
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
+  const db = memoryDuckDB({ kustoFunctions: true });
   before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
-    registerKustoFunctions(conn);
     // Every code point but the surrogates, and its fold.
-    await conn.run(
+    await db.conn.run(
       `CREATE TABLE cp AS SELECT i AS cp, chr(i::INTEGER) AS ch, ${termFoldSql('chr(i::INTEGER)')} AS fo, lower(chr(i::INTEGER)) AS lo
        FROM range(1, 1114112) r(i) WHERE i NOT BETWEEN 55296 AND 57343`,
     );
     // A code point that neither maps to another cannot change an answer: only these are compared.
-    await conn.run('CREATE TABLE changed AS SELECT * FROM cp WHERE fo <> ch OR lo <> ch');
-  });
-  after(() => {
-    conn.closeSync();
-    instance.closeSync();
+    await db.conn.run('CREATE TABLE changed AS SELECT * FROM cp WHERE fo <> ch OR lo <> ch');
   });
 
-  const rows = async (q: string) => (await conn.runAndReadAll(q)).getRows();
+  const rows = async (q: string) => (await db.conn.runAndReadAll(q)).getRows();
 
   it('maps every code point to one code point, and keeps the term class under (?i)', async () => {
     assert.deepEqual(await rows('SELECT cp FROM cp WHERE length(fo) <> 1'), []);
