@@ -21,7 +21,7 @@ function summary(profile, runs) {
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const ticks = new Map();
-  profile.samples.forEach((id, i) => ticks.set(id, (ticks.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  for (const [i, id] of profile.samples.entries()) ticks.set(id, (ticks.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   const key = (n) =>
     `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*\/(node_modules|dist)\//, '')}:${n.callFrame.lineNumber + 1}`;
   const self = new Map();
