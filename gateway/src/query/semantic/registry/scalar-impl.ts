@@ -20,6 +20,7 @@ import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import { floorMod, floorView } from '../datetime-ticks.js';
+import { withEpochMicros } from '../epoch-bin-key.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
@@ -98,11 +99,9 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
       // of three per row (~9 % of a 5-minute-bin summarize's statement; decision 0043).
       const us = sql`${int(size / 10n)}`;
       const e = sql`epoch_us(${v.sql})`;
-      return bound(
-        'datetime',
-        sql`make_timestamp(CASE WHEN ${e} >= 0 THEN ${e} - ${e} % ${us} ELSE ${e} - (((${e} % ${us}) + ${us}) % ${us}) END)`,
-        call,
-      );
+      const floored = sql`(CASE WHEN ${e} >= 0 THEN ${e} - ${e} % ${us} ELSE ${e} - (((${e} % ${us}) + ${us}) % ${us}) END)`;
+      // A summarize by the bin groups by the microseconds (epoch-bin-key.ts).
+      return bound('datetime', withEpochMicros(sql`make_timestamp(${floored})`, floored), call);
     }
     const t = sql`(epoch_us(${v.sql}) * 10 + ${EPOCH})`;
     return bound('datetime', positive(sql`make_timestamp((${t} - ${t} % ${s.sql} - ${EPOCH}) // 10)`), call);
