@@ -5,7 +5,7 @@
 // other work, the load then falls on both sides alike: the paired difference (B − A, median of
 // the pairs) is the figure to read, more than either side's median.
 //
-//   node bench/query/fixed-ab.mjs --a <checkout A> --b <checkout B> [--runs 2000] [--rows 100000] [--query N] [--etcd]
+//   node bench/query/fixed-ab.mjs --a <checkout A> --b <checkout B> [--runs 2000] [--rows 100000] [--query N] [--workers 1] [--etcd]
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -19,7 +19,14 @@ const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const A = path.resolve(stringArg('a', HERE));
 const B = path.resolve(stringArg('b', HERE));
 const RUNS = numberArg('runs', 2000);
-const passed = ['--rows', String(numberArg('rows', 100_000)), '--query', String(numberArg('query', 9))];
+const passed = [
+  '--rows',
+  String(numberArg('rows', 100_000)),
+  '--query',
+  String(numberArg('query', 9)),
+  '--workers',
+  String(numberArg('workers', 1)),
+];
 if (args.includes('--etcd')) passed.push('--etcd');
 
 /** Starts one side's server; resolves with its address and query once it serves. */

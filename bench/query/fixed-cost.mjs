@@ -3,7 +3,7 @@
 // under a profiler (`node --cpu-prof bench/query/fixed-cost.mjs`), where the per-query steps of the
 // gateway and the worker show apart from the statement. --etcd coordinates through a real etcd.
 //
-//   npx tsc -b tsconfig.build.json && node bench/query/fixed-cost.mjs [--rows 100000] [--runs 2000] [--etcd]
+//   npx tsc -b tsconfig.build.json && node bench/query/fixed-cost.mjs [--rows 100000] [--runs 2000] [--workers 1] [--etcd]
 //
 // --serve only starts the cluster, prints its address and serves until stdin ends (fixed-ab.mjs).
 import { rmSync } from 'node:fs';
@@ -12,11 +12,13 @@ import { DATA, loadRows, numberArg, QUERIES, startCluster } from './bench-cluste
 const ROWS = numberArg('rows', 100_000);
 const RUNS = numberArg('runs', 2000);
 const QUERY = numberArg('query', QUERIES.length - 1); // count, 7 days
+// --workers 2: the rows split over two in-process workers (the query fans out and merges).
+const WORKERS = numberArg('workers', 1);
 
 let cluster;
 try {
-  cluster = await startCluster('fixed', 1, { etcd: process.argv.includes('--etcd') });
-  await loadRows(cluster.workers[0].storage, ROWS, 0, 1);
+  cluster = await startCluster('fixed', WORKERS, { etcd: process.argv.includes('--etcd') });
+  for (const [i, w] of cluster.workers.entries()) await loadRows(w.storage, ROWS, i, WORKERS);
   const { kql } = QUERIES[QUERY];
   if (process.argv.includes('--serve')) {
     // For fixed-ab.mjs: say where the gateway listens, then serve until stdin ends.

@@ -13,7 +13,10 @@
  *    files (see `guess`), which DuckDB answers from each file's statistics without reading it.
  *    Unfiltered, those parts hold at least N rows at or beyond G, so the guess usually holds.
  * 2. The rows of every part at or beyond G (`k >= G`, and `k IS NULL` when nulls sort first) are
- *    counted; fewer than N: the guess failed.
+ *    counted; fewer than N: the guess failed. Skipped when G is one part's maximum that no other
+ *    part reaches (`alone`, decision 0043): that is the bench's `top 10 by latencyMs`, where the
+ *    count was the largest of the three statements, and ties at G (the case the count guards
+ *    against) need another part at G.
  * 3. The statement runs over the union of those rows when there are few (at most UNION_MAX_ROWS:
  *    their other columns are read for those rows only); more, and it runs as before.
  * 4. When it answers N rows, that is the answer; otherwise the statement runs over the parts
@@ -110,8 +113,17 @@ const SOURCE_TYPES: Record<string, string> = { long: 'BIGINT', real: 'DOUBLE', d
  * DuckDB answers max, min and count(*) of a whole segment file from its statistics. Null keys and
  * the statement's own filters can make a candidate wrong: then fewer than N rows pass and the
  * caller falls back (a guess is never trusted for the answer).
+ *
+ * `alone`: G is the maxima's candidate and exactly one whole part has its maximum at G. Then no
+ * key value is shared by the parts' extremes at the cut, so the rows past G are the tails of the
+ * N parts that reach it — not the pile of ties (a status code at every part's maximum) that
+ * makes a filtered union slower than the plain path. Only a hint for speed (see runWithThreshold).
  */
-async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: readonly string[]): Promise<string | undefined> {
+async function guess(
+  connection: DuckDBConnection,
+  plan: ThresholdPlan,
+  whole: readonly string[],
+): Promise<{ g: string; alone: boolean } | undefined> {
   const first = plan.topN.keys[0]!;
   // For an ascending key, the same with the order reversed: minima first, maxima for the counts.
   const [near, far, dir, pick, behind] = first.descending
@@ -124,13 +136,14 @@ async function guess(connection: DuckDBConnection, plan: ThresholdPlan, whole: r
   const sql = `WITH e AS (${extremes}),
     by_near AS (SELECT near AS v FROM e WHERE near IS NOT NULL ORDER BY near ${dir} LIMIT 1 OFFSET ${BigInt(n) - 1n}),
     by_far AS (SELECT far AS v FROM (SELECT far, sum(n) OVER (ORDER BY far ${dir} ROWS UNBOUNDED PRECEDING) AS rows FROM e WHERE far IS NOT NULL) WHERE rows >= ${n} ORDER BY far ${dir} LIMIT 1)
-    SELECT CAST(g AS VARCHAR), (SELECT count(*) FROM e WHERE far IS NULL OR far ${behind} g)
+    SELECT CAST(g AS VARCHAR), (SELECT count(*) FROM e WHERE far IS NULL OR far ${behind} g),
+      g IS NOT DISTINCT FROM (SELECT v FROM by_near) AND (SELECT count(*) FROM e WHERE near = g) = 1
     FROM (SELECT ${pick}((SELECT v FROM by_near), (SELECT v FROM by_far)) AS g)`;
-  const [value, cut] = (await connection.runAndReadAll(sql)).getRows()[0] ?? [];
+  const [value, cut, alone] = (await connection.runAndReadAll(sql)).getRows()[0] ?? [];
   // No whole part has a row behind G: the filter would keep every row (keys of one small range,
   // two segments of random keys at 1 M rows), so it would only cost the count.
   if (value === null || value === undefined || BigInt(cut as bigint) === 0n) return undefined;
-  return String(value);
+  return { g: String(value), alone: alone === true };
 }
 
 /** The condition a row's key must meet to stay: at or beyond G, or null where nulls sort first. */
@@ -150,17 +163,21 @@ export async function runWithThreshold(
   parts: ScanParts,
   run: RunStatement,
 ): Promise<ColumnBatch[] | undefined> {
-  const g = await guess(connection, plan, parts.whole);
-  if (g === undefined) return undefined;
-  const keep = keepCondition(plan, g);
+  const guessed = await guess(connection, plan, parts.whole);
+  if (guessed === undefined) return undefined;
+  const keep = keepCondition(plan, guessed.g);
   const filtered = parts.branches.map((b) => `(SELECT * FROM ${b} WHERE ${keep})`);
   const union = `(${filtered.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
-  // Counted up to one past the bound: with many ties at G the count need not read them all.
-  const counted = (
-    await connection.runAndReadAll(`SELECT count(*) FROM (SELECT 1 FROM ${union} LIMIT ${UNION_MAX_ROWS + 1n})`)
-  ).getRows()[0]?.[0];
-  const passing = BigInt(counted as bigint);
-  if (passing < plan.topN.limit || passing > UNION_MAX_ROWS) return undefined;
+  // Counted up to one past the bound: with many ties at G the count need not read them all. Not
+  // when the guess stands alone at its maximum (see guess): the union's own answer then says
+  // whether the guess held (N rows), and a failed guess costs that statement instead of the count.
+  if (!guessed.alone) {
+    const counted = (
+      await connection.runAndReadAll(`SELECT count(*) FROM (SELECT 1 FROM ${union} LIMIT ${UNION_MAX_ROWS + 1n})`)
+    ).getRows()[0]?.[0];
+    const passing = BigInt(counted as bigint);
+    if (passing < plan.topN.limit || passing > UNION_MAX_ROWS) return undefined;
+  }
   const batches: ColumnBatch[] = [];
   let rows = 0n;
   for await (const batch of run(union)) {

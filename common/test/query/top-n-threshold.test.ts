@@ -246,6 +246,51 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     const rows = direct.flatMap((b) => Array.from({ length: b.rowCount }, (_, r) => b.columns.map((col) => col[r])));
     assert.deepEqual(rows, await plain(statement, branches));
 
+    // One part holds half its rows past every other key (100,000 rows past the guess, more than a
+    // count would let through), the maxima are distinct: the guess (the 10th largest maximum)
+    // stands alone at its maximum, so no count is run (decision 0043) and the filtered union
+    // alone answers, exactly.
+    await conn.run('UPDATE big0 SET k = 2000000 + seq WHERE seq % 2 = 0');
+    // (Random maxima of 200,000 keys below 1,000,000 often tie: one distinct maximum per part.)
+    for (let p = 1; p < 20; p++) await conn.run(`UPDATE big${p} SET k = ${1_000_000 + p} WHERE seq = ${p * 1_000_000}`);
+    const statements: string[] = [];
+    const recording = new Proxy(conn, {
+      get(target, name, receiver) {
+        const f = Reflect.get(target, name, receiver);
+        if (name !== 'runAndReadAll' || typeof f !== 'function') return typeof f === 'function' ? f.bind(target) : f;
+        return (sql: string, ...rest: unknown[]) => {
+          statements.push(sql);
+          return f.call(target, sql, ...rest);
+        };
+      },
+    });
+    const skewed = await runWithThreshold(recording, plan, { branches, whole }, (r) =>
+      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+    );
+    assert.ok(skewed, 'the guess holds');
+    assert.equal(statements.length, 1, 'the guess statement only: no count');
+    assert.deepEqual(
+      skewed.flatMap((b) => Array.from({ length: b.rowCount }, (_, r) => b.columns.map((col) => col[r]))),
+      await plain(statement, branches),
+    );
+    // A second part with its maximum at the guess: the count runs again, and refuses the
+    // 100,000 rows (the statement then runs per part).
+    const maxima = (
+      await conn.runAndReadAll(
+        Array.from({ length: 19 }, (_, p) => `SELECT ${p + 1} AS p, max(k) AS v FROM big${p + 1}`).join(' UNION ALL ') +
+          ' ORDER BY v DESC',
+      )
+    ).getRows();
+    const [, g] = maxima[8] as [number, bigint];
+    const [below] = maxima[9] as [number, bigint];
+    await conn.run(`UPDATE big${below} SET k = ${g} WHERE k = (SELECT max(k) FROM big${below})`);
+    statements.length = 0;
+    const shared = await runWithThreshold(recording, plan, { branches, whole }, (r) =>
+      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+    );
+    assert.equal(statements.length, 2, 'the guess and the count');
+    assert.equal(shared, undefined);
+
     // Three key values only: the guess is the largest, which ~1.3 M rows share. Too many to order
     // whole: the threshold gives no answer and the statement runs per part, exactly.
     for (let p = 0; p < 20; p++) await conn.run(`UPDATE big${p} SET k = seq % 3`);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnBatch } from '@strata/common';
 import { executePlan, type FragmentRunner, MergeDatabase, planQuery, warmQueryEngine } from '../../src/query/engine.js';
 
@@ -91,5 +92,34 @@ describe('merge of fragment answers', function () {
     await check(3, 2, 3); // 54 values: inline
     await check(3, 3, 4); // passes the limit after the first batches arrived: switch
     await check(2, 20, 100); // temp tables almost from the start
+  });
+
+  it('keeps a connection for the next query only when its query left no temp table (decision 0043)', async () => {
+    const served: DuckDBConnection[] = [];
+    const connect = merge.connect.bind(merge);
+    merge.connect = async () => {
+      const c = await connect();
+      served.push(c);
+      return c;
+    };
+    try {
+      await check(2, 1, 1); // inline: kept
+      await check(3, 2, 3); // inline: the same connection again
+      assert.equal(served[1], served[0]);
+      await check(2, 20, 100); // temp tables: served by the kept one, then closed
+      assert.equal(served[2], served[0]);
+      await check(2, 1, 1);
+      assert.notEqual(served[3], served[2], 'a connection that held temp tables is not reused');
+      await check(2, 20, 100); // and temp tables again (f0 would exist on a reused one)
+      const c = await connect();
+      try {
+        const temp = (await c.runAndReadAll('SELECT count(*) FROM duckdb_tables() WHERE temporary')).getRows();
+        assert.deepEqual(temp, [[0n]]);
+      } finally {
+        merge.release(c, false);
+      }
+    } finally {
+      merge.connect = connect;
+    }
   });
 });

@@ -95,6 +95,11 @@ describe('query traps (Kusto semantics)', () => {
 
   it("trap: bin on datetimes floors as Kusto's documented examples show", async () => {
     assert.equal(await scalar('print bin(datetime(1970-05-11 13:45:07), 1d)'), '1970-05-11T00:00:00.0000000Z');
+    // Before 1970 (negative Unix microseconds) the bins floor too, not toward 1970.
+    assert.equal(await scalar('print bin(datetime(1969-12-31 23:57:30), 5m)'), '1969-12-31T23:55:00.0000000Z');
+    assert.equal(await scalar('print bin(datetime(1969-12-31 23:55:00), 5m)'), '1969-12-31T23:55:00.0000000Z');
+    assert.equal(await scalar('print bin(datetime(1900-03-01 10:30:00.5), 1h)'), '1900-03-01T10:00:00.0000000Z');
+    assert.equal(await scalar('print bin(datetime(1970-01-01 00:04:59.9999999), 5m)'), '1970-01-01T00:00:00.0000000Z');
     assert.equal(await scalar('print bin(4.5, 1)'), 4);
     assert.equal(await scalar('print bin(time(16d), 7d)'), '14.00:00:00');
     assert.equal(await scalar('print bin(-7, 5)'), -10);

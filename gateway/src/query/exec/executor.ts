@@ -177,6 +177,8 @@ async function merged(
   const connection = await options.mergeDatabase.connect();
   const interrupt = () => connection.interrupt();
   signal.addEventListener('abort', interrupt, { once: true });
+  // Kept for the next query only when this one left nothing on it (merge-database.ts).
+  let clean = false;
   try {
     const inline = await loadFragments(plan, runner, connection, signal);
     signal.throwIfAborted();
@@ -185,16 +187,22 @@ async function merged(
     // with parameters twice, and binds many of them slowly.
     const literal = inlineParams(statement.text, statement.params);
     try {
-      if (literal !== undefined) return (await connection.runAndReadAll(literal)).getColumns() as unknown[][];
-      const { values, types } = bindValues(statement.params);
-      return (await connection.runAndReadAll(statement.text, values, types)).getColumns() as unknown[][];
+      const columns =
+        literal !== undefined
+          ? ((await connection.runAndReadAll(literal)).getColumns() as unknown[][])
+          : await (async () => {
+              const { values, types } = bindValues(statement.params);
+              return (await connection.runAndReadAll(statement.text, values, types)).getColumns() as unknown[][];
+            })();
+      clean = inline !== undefined && !signal.aborted;
+      return columns;
     } catch (err) {
       signal.throwIfAborted();
       throw queryFailure(err);
     }
   } finally {
     signal.removeEventListener('abort', interrupt);
-    connection.closeSync();
+    options.mergeDatabase.release(connection, clean);
   }
 }
 

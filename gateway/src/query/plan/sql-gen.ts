@@ -7,6 +7,7 @@
  */
 
 import { ticksTextSql } from '../semantic/datetime-ticks.js';
+import { epochMicrosOf } from '../semantic/epoch-bin-key.js';
 import { type Column, type Rel, ROW_ORDER } from '../semantic/rel.js';
 import { Ident, ident, int, join, type Param, Sql, sql, substitute } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
@@ -198,10 +199,21 @@ export class SqlGenerator {
       }
       case 'partial-aggregate': {
         const g = this.gen(rel.input);
-        const keys = rel.keys.map((k) => sql`${k.sql} AS ${ident(k.col.id)}`);
+        // Datetime bins group by their microseconds, made TIMESTAMPs per group (epoch-bin-key.ts).
+        const micros = rel.keys.map((k) => epochMicrosOf(k.sql));
+        const keys = rel.keys.map((k, i) => sql`${micros[i] ?? k.sql} AS ${ident(k.col.id)}`);
         const partials = rel.aggregates.flatMap((a) => a.partials.map((p) => sql`${p.sql} AS ${ident(p.id)}`));
         const groupBy = rel.keys.length > 0 ? sql` GROUP BY ALL` : sql``;
-        const name = this.add(sql`SELECT ${join([...keys, ...partials], ', ')} FROM ${ident(g.name)}${groupBy}`);
+        let name = this.add(sql`SELECT ${join([...keys, ...partials], ', ')} FROM ${ident(g.name)}${groupBy}`);
+        if (micros.some((m) => m !== undefined)) {
+          const cols = [
+            ...rel.keys.map((k, i) =>
+              micros[i] ? sql`make_timestamp(${ident(k.col.id)}) AS ${ident(k.col.id)}` : sql`${ident(k.col.id)}`,
+            ),
+            ...rel.aggregates.flatMap((a) => a.partials.map((p) => sql`${ident(p.id)}`)),
+          ];
+          name = this.add(sql`SELECT ${join(cols, ', ')} FROM ${ident(name)}`);
+        }
         return {
           name,
           visible: rel.columns,

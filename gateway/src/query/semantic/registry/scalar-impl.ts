@@ -20,6 +20,7 @@ import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import { floorMod, floorView } from '../datetime-ticks.js';
+import { withEpochMicros } from '../epoch-bin-key.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
@@ -94,8 +95,13 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
     if (size !== null && size > 0n && size % 10n === 0n && TICKS_PER_DAY % size === 0n) {
       // A size that divides a day: 0001-01-01 and 1970-01-01 are whole days apart, so flooring
       // the Unix microseconds gives the same bins with less arithmetic (the common 1m, 5m, 1h, 1d).
+      // From 1970 on (nearly every row) the remainder is already the floor's: one modulo instead
+      // of three per row (~9 % of a 5-minute-bin summarize's statement; decision 0043).
       const us = sql`${int(size / 10n)}`;
-      return bound('datetime', sql`make_timestamp(epoch_us(${v.sql}) - (((epoch_us(${v.sql}) % ${us}) + ${us}) % ${us}))`, call);
+      const e = sql`epoch_us(${v.sql})`;
+      const floored = sql`(CASE WHEN ${e} >= 0 THEN ${e} - ${e} % ${us} ELSE ${e} - (((${e} % ${us}) + ${us}) % ${us}) END)`;
+      // A summarize by the bin groups by the microseconds (epoch-bin-key.ts).
+      return bound('datetime', withEpochMicros(sql`make_timestamp(${floored})`, floored), call);
     }
     const t = sql`(epoch_us(${v.sql}) * 10 + ${EPOCH})`;
     return bound('datetime', positive(sql`make_timestamp((${t} - ${t} % ${s.sql} - ${EPOCH}) // 10)`), call);
