@@ -401,6 +401,60 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     assert.equal(spans.results[0]?.m, ticksIsoSpan(BigInt(maxSpan)));
   });
 
+  it('a datetime plus or minus a per-row timespan keeps its ticks; floor readers take the exact floor', async () => {
+    // latencyMs * 1tick is a per-row span of -100 … 1899 ticks: mostly not whole microseconds.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const us = (l: (typeof LOGS)[number]) => BigInt(l.timestamp.getTime()) * 10_000n;
+    const span = (l: (typeof LOGS)[number]) => BigInt(l.latencyMs as number);
+    const r = await run(
+      `Logs | where isnotnull(latencyMs) | project id, p = timestamp + latencyMs * 1tick, q = 1tick * latencyMs + timestamp, m = timestamp - latencyMs * 1tick,
+         l = tolong(timestamp + latencyMs * 1tick), ns = datetime_part('nanosecond', timestamp - latencyMs * 1tick),
+         bp = bin(timestamp + latencyMs * 1tick, 1ms), bm = bin(timestamp - latencyMs * 1tick, 1ms), d = getyear(timestamp + latencyMs * 1tick)`,
+    );
+    const floorMs = (t: bigint) => ticksIso((t >= 0n ? t / 10_000n : -((-t + 9_999n) / 10_000n)) * 10_000n);
+    const expected = rows.map((l) => ({
+      id: l.id,
+      p: ticksIso(us(l) + span(l)),
+      q: ticksIso(us(l) + span(l)),
+      m: ticksIso(us(l) - span(l)),
+      l: Number(kustoTicks(us(l) + span(l))),
+      ns: Number(((us(l) - span(l)) % 10_000_000n) * 100n),
+      bp: floorMs(us(l) + span(l)),
+      bm: floorMs(us(l) - span(l)),
+      d: 2024,
+    }));
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual([...r.results].sort(byId), expected.sort(byId));
+    assert.deepEqual(
+      r.columns.map((c) => c.type),
+      ['Guid', 'DateTime', 'DateTime', 'DateTime', 'Int64', 'Int64', 'DateTime', 'DateTime', 'Int64'],
+    );
+    // Comparisons in ticks: the rows whose sum passes a row's own instant by a tick or more.
+    const at = us(rows[20] as (typeof LOGS)[number]);
+    const n = async (where: string) => (await run(`Logs | where ${where} | count`)).results[0]?.Count;
+    assert.equal(await n(`timestamp + latencyMs * 1tick > ${tickLit(at)}`), rows.filter((l) => us(l) + span(l) > at).length);
+    assert.equal(await n(`timestamp - latencyMs * 1tick <= ${tickLit(at)}`), rows.filter((l) => us(l) - span(l) <= at).length);
+    assert.equal(
+      await n(`timestamp + latencyMs * 1tick == ${tickLit(at)}`),
+      rows.filter((l) => us(l) + span(l) === at).length,
+    );
+    assert.equal(await n('timestamp + latencyMs * 1tick > timestamp'), rows.filter((l) => span(l) > 0n).length);
+    // Grouped by the sum (a ticks key merged at the gateway), sorted, and its largest value.
+    const g = await run(
+      'Logs | where isnotnull(latencyMs) | summarize c = count() by e = timestamp + latencyMs * 1tick | sort by e desc | take 3',
+      { ordered: true },
+    );
+    const sums = rows.map((l) => us(l) + span(l)).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    assert.deepEqual(
+      g.results,
+      sums.slice(0, 3).map((t) => ({ e: ticksIso(t), c: sums.filter((x) => x === t).length })),
+    );
+    // ago() and now() with a span below the microsecond (NOW is the fixture's query time).
+    const a = await one("print a = ago(1tick), b = now(3tick), c = ago(-1tick) - now()");
+    const now = BigInt(Date.UTC(2024, 2, 10, 12)) * 10_000n;
+    assert.deepEqual(a, { a: ticksIso(now - 1n), b: ticksIso(now + 3n), c: '00:00:00.0000001' });
+  });
+
   it('iff, case, coalesce, max_of and min_of keep the chosen value’s ticks; bin by whole microseconds reads the floor', async () => {
     const e = 'endofday(datetime(2017-01-01))';
     const r = await one(`print

@@ -34,6 +34,11 @@ export interface Bound {
    * its value can hold a digit below the microsecond (decision 0036; datetime-ticks.ts).
    */
   ticks?: boolean;
+  /**
+   * For a ticks datetime: its microsecond floor written as a TIMESTAMP without the ticks (a
+   * TIMESTAMP plus a per-row span), cheaper for the consumers that read only the floor.
+   */
+  floorSql?: Sql;
   span: Span;
 }
 

@@ -86,8 +86,40 @@ export const ticksFlag = (x: { ticks?: boolean | undefined }): { ticks?: true } 
 /** The same datetime at its microsecond floor, as a TIMESTAMP Bound (for TICKS_FLOOR_SAFE consumers). */
 export function floorView(b: Bound): Bound {
   if (!b.ticks) return b;
-  const { ticks: _ticks, value: _value, ...rest } = b;
-  return { ...rest, sql: floorMicros(b.sql) };
+  const { ticks: _ticks, value: _value, floorSql, ...rest } = b;
+  return { ...rest, sql: floorSql ?? floorMicros(b.sql) };
+}
+
+/**
+ * Whether datetime ± timespan must be carried as ticks: the datetime has them, or the span may not
+ * be whole microseconds — a constant that is not, or any per-row span (a timespan column holds
+ * ticks; the binder cannot know its rows are whole microseconds, and truncating them would answer
+ * other than Kusto).
+ */
+export function spanNeedsTicks(date: Bound, span: Bound): boolean {
+  if (date.ticks) return true;
+  if (span.value?.type === 'timespan') return span.value.value !== null && span.value.value % 10n !== 0n;
+  return span.value === undefined;
+}
+
+/**
+ * datetime ± timespan in ticks, null past Kusto's range. The span is checked against the range
+ * first, so the BIGINT sum cannot overflow (both sides are then at most 3.2 × 10¹⁸) and no HUGEINT
+ * arithmetic is needed. A TIMESTAMP datetime also gets `floorSql`, the sum's microsecond floor
+ * written on the TIMESTAMP (`d + floor(span / 10) µs`), which floor-safe consumers (bin by whole
+ * microseconds, startofday, getyear, …) read instead of converting the ticks back.
+ */
+export function addSpanTicks(date: Bound, span: Bound, sign: '+' | '-', at: Span): Bound {
+  const t = span.sql;
+  const op = sign === '+' ? sql`+` : sql`-`;
+  const inSpan = (x: Sql) => sql`(CASE WHEN ${t} BETWEEN -${int(MAX_TICKS)} AND ${int(MAX_TICKS)} THEN ${x} END)`;
+  const ticks = inSpan(inKustoRange(sql`(${ticksSql(date)} ${op} ${t})`));
+  if (date.ticks) return tickDatetime(ticks, at);
+  // The floor of d + s (d whole microseconds) is d + floor(s / 10) µs; of d − s, d + floor(−s / 10) µs.
+  const micros = floorDiv(sign === '+' ? t : sql`(-${t})`, 10n);
+  const sum = sql`(${date.sql} + to_microseconds(${micros}))`;
+  const floorSql = inSpan(sql`(CASE WHEN ${sum} BETWEEN TIMESTAMP '0001-01-01' AND TIMESTAMP '9999-12-31 23:59:59.999999' THEN ${sum} END)`);
+  return tickDatetime(ticks, at, { floorSql });
 }
 
 /** Kusto's text of a datetime held as ticks: `2017-01-01T23:59:59.9999999Z`. */

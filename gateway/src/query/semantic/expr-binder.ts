@@ -12,15 +12,15 @@ import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isDecimalMix, isNonEmptyConstString, strSql } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
 import {
+  addSpanTicks,
   ceilMicros,
   floorMicros,
   floorView,
-  inKustoRange,
   refusedTicksUse,
+  spanNeedsTicks,
   TICKS_AWARE,
   TICKS_BRANCHES,
   TICKS_FLOOR_SAFE,
-  tickDatetime,
   ticksSql,
 } from './datetime-ticks.js';
 import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
@@ -578,23 +578,18 @@ function orderTicks(op: string, l: Bound, r: Bound): Sql {
   const flip: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
   // Written as (µs side) op' (ticks side).
   const [a, t, o] = l.ticks ? [r, l, flip[op] as string] : [l, r, op];
+  // Only a stored column gains from the grid (its zone maps); anything else compares in ticks, so a
+  // per-row ticks side (`Timestamp + Duration > ago(1h)`) is not converted back per row.
+  if (!a.column) return cmp(o, ticksSql(a), t.sql);
   const grid = o === '<' || o === '>=' ? ceilMicros(t.sql) : floorMicros(t.sql);
   return cmp(o, a.sql, grid);
 }
 
-/** datetime ± timespan needs ticks when the datetime has them or the span is not whole microseconds. */
-function needsTicks(date: Bound, span: Bound): boolean {
-  if (date.ticks) return true;
-  return span.value?.type === 'timespan' && span.value.value !== null && span.value.value % 10n !== 0n;
-}
-
 /** datetime + timespan, timespan + datetime or datetime − timespan in ticks, when they need them; null past Kusto's range. */
 function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | undefined {
-  const add = (d: Bound, t: Bound, sign: '+' | '-') =>
-    tickDatetime(inKustoRange(sql`(CAST(${ticksSql(d)} AS HUGEINT) ${sign === '+' ? sql`+` : sql`-`} ${t.sql})`), span);
-  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '+');
-  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && needsTicks(r, l)) return add(r, l, '+');
-  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '-');
+  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && spanNeedsTicks(l, r)) return addSpanTicks(l, r, '+', span);
+  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && spanNeedsTicks(r, l)) return addSpanTicks(r, l, '+', span);
+  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && spanNeedsTicks(l, r)) return addSpanTicks(l, r, '-', span);
   return undefined;
 }
 

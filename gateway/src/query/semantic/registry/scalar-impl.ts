@@ -19,7 +19,7 @@ import {
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
-import { floorMod, floorView } from '../datetime-ticks.js';
+import { addSpanTicks, floorMod, floorView, spanNeedsTicks } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
@@ -250,6 +250,9 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     }
     want(a, ['timespan'], call);
     const now = binder.ctx.nowUs;
+    // A span that may not be whole microseconds (a constant like 1tick, or per row) keeps its ticks.
+    const at = constant({ type: 'datetime', value: now }, call.span);
+    if (spanNeedsTicks(at, a)) return addSpanTicks(at, a, '-', call.span);
     if (a.value?.type === 'timespan' && a.value.value !== null) {
       const v = evalBinary('-', { type: 'datetime', value: now }, a.value);
       if (v) return constant(v, call.span);
@@ -262,6 +265,8 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const offset = args[0];
     if (!offset) return constant(now, call.span);
     want(offset, ['timespan'], call, 'offset');
+    const at = constant(now, call.span);
+    if (spanNeedsTicks(at, offset)) return addSpanTicks(at, offset, '+', call.span);
     const v = offset.value ? evalBinary('+', now, offset.value) : undefined;
     if (v) return constant(v, call.span);
     return bound('datetime', sql`(${ts(binder.ctx.nowUs)} + to_microseconds(${offset.sql} // 10))`, call);
