@@ -434,10 +434,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     const n = async (where: string) => (await run(`Logs | where ${where} | count`)).results[0]?.Count;
     assert.equal(await n(`timestamp + latencyMs * 1tick > ${tickLit(at)}`), rows.filter((l) => us(l) + span(l) > at).length);
     assert.equal(await n(`timestamp - latencyMs * 1tick <= ${tickLit(at)}`), rows.filter((l) => us(l) - span(l) <= at).length);
-    assert.equal(
-      await n(`timestamp + latencyMs * 1tick == ${tickLit(at)}`),
-      rows.filter((l) => us(l) + span(l) === at).length,
-    );
+    assert.equal(await n(`timestamp + latencyMs * 1tick == ${tickLit(at)}`), rows.filter((l) => us(l) + span(l) === at).length);
     assert.equal(await n('timestamp + latencyMs * 1tick > timestamp'), rows.filter((l) => span(l) > 0n).length);
     // Grouped by the sum (a ticks key merged at the gateway), sorted, and its largest value.
     const g = await run(
@@ -450,7 +447,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       sums.slice(0, 3).map((t) => ({ e: ticksIso(t), c: sums.filter((x) => x === t).length })),
     );
     // ago() and now() with a span below the microsecond (NOW is the fixture's query time).
-    const a = await one("print a = ago(1tick), b = now(3tick), c = ago(-1tick) - now()");
+    const a = await one('print a = ago(1tick), b = now(3tick), c = ago(-1tick) - now()');
     const now = BigInt(Date.UTC(2024, 2, 10, 12)) * 10_000n;
     assert.deepEqual(a, { a: ticksIso(now - 1n), b: ticksIso(now + 3n), c: '00:00:00.0000001' });
   });

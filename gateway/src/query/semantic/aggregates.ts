@@ -247,8 +247,9 @@ export function percentileDef(multi: boolean, asArray = false): AggregateDef {
       return { n, text: v?.type === 'long' ? String(v.value) : String(n) };
     });
     const p = partial(env, jsonList(x, false, env), 'VARCHAR');
-    const sorted = finalCol(env, x.type);
-    const elementType = DUCKDB_TYPE[x.type];
+    // A datetime carried as ticks sorts as its BIGINT ticks and answers one of them (decision 0036).
+    const sorted = { ...finalCol(env, x.type), ...(x.ticks ? { ticks: true } : {}) };
+    const elementType = duckTypeOfBound(x);
     const listSql = sql`list_sort(flatten(list(CAST(CAST(${ident(p.id)} AS JSON) AS ${elementListType(elementType)}))))`;
     const L = ref(sorted);
     const at = (n: number) => sql`${L}[greatest(1, CAST(ceil(${dbl(n)} / 100.0 * len(${L})) AS BIGINT))]`;
@@ -271,6 +272,7 @@ export function percentileDef(multi: boolean, asArray = false): AggregateDef {
       outputs: ps.map(({ n, text }) => ({
         value: at(n),
         type: x.type,
+        ...(x.ticks ? { ticks: true } : {}),
         name: `percentile_${argName(call)}_${numberForName(text)}`,
       })),
     };

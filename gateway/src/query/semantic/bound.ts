@@ -8,7 +8,7 @@ import { queryError } from '../errors.js';
 import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
 import type { LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
-import { refusedTicksUse, ticksOfUs, ticksSql, ticksTextSql } from './datetime-ticks.js';
+import { refusedTicksUse, ticksOfMicros, ticksOfUs, ticksSql, ticksTextSql } from './datetime-ticks.js';
 import type { Column } from './rel.js';
 
 export interface Bound {
@@ -39,6 +39,12 @@ export interface Bound {
    * TIMESTAMP plus a per-row span), cheaper for the consumers that read only the floor.
    */
   floorSql?: Sql;
+  /**
+   * A timespan known to be whole microseconds (a multiple of 10 ticks) though not a constant: the
+   * difference of two µs datetimes, a long times a whole-µs constant, sums of those. A datetime
+   * plus such a span stays a TIMESTAMP (datetime-ticks.ts spanNeedsTicks).
+   */
+  wholeMicros?: boolean;
   span: Span;
 }
 
@@ -113,6 +119,19 @@ function parseDatetimeSql(text: Sql): Sql {
   const iso = sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
   // RFC 822/850 forms only where the ISO cast fails (a JS function: common/src/query/rfc-datetime.ts).
   return sql`coalesce(${iso}, make_timestamp(kql_rfc_datetime_us(${text})))`;
+}
+
+/**
+ * A datetime parsed per row from text, carried as ticks (decision 0036's amendment): Kusto keeps a
+ * 7th fractional digit, DuckDB's cast stops at the microsecond (it drops the digits past the 6th,
+ * which is the floor), so the 7th digit is read from the text and added. Digits past the 7th are
+ * dropped. The µs parse is the value's floor, kept as `floorSql` for the consumers that read only
+ * it. A constant is parsed by the constant path instead (its 7th digit folded there).
+ */
+function parsedTicks(text: Sql, span: Span): Bound {
+  const floor = parseDatetimeSql(text);
+  const seventh = sql`coalesce(TRY_CAST(regexp_extract(${text}, ':[0-9]{2}\.[0-9]{6}([0-9])', 1) AS BIGINT), 0)`;
+  return { type: 'datetime', sql: sql`(${ticksOfMicros(floor)} + ${seventh})`, ticks: true, floorSql: floor, span };
 }
 
 /** A long from text: integers exactly, decimals truncated toward zero; otherwise null. */
@@ -220,9 +239,9 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
     case 'datetime':
       switch (b.type) {
         case 'string':
-          return out(parseDatetimeSql(x));
+          return b.value ? out(parseDatetimeSql(x)) : parsedTicks(x, b.span);
         case 'dynamic':
-          return out(parseDatetimeSql(dynamicTextSql(x)));
+          return parsedTicks(dynamicTextSql(x), b.span);
       }
       break;
     case 'timespan':

@@ -16,6 +16,7 @@ import {
   ceilMicros,
   floorMicros,
   floorView,
+  isWholeMicros,
   refusedTicksUse,
   spanNeedsTicks,
   TICKS_AWARE,
@@ -297,7 +298,7 @@ export class ExprBinder {
     if (folded) return constant(folded, expr.span);
     const tl = l.type;
     const tr = r.type;
-    const out = (type: KqlType, s: Sql): Bound => ({ type, sql: s, span: expr.span });
+    const out = (type: KqlType, s: Sql): Bound => ({ type, sql: s, span: expr.span, ...wholeMicrosFlag(op, l, r, type) });
     const a = l.sql;
     const b = r.sql;
     const fail = () => queryError(`The operator '${op}' cannot be applied to a ${tl} and a ${tr}.`, expr.opSpan);
@@ -583,6 +584,21 @@ function orderTicks(op: string, l: Bound, r: Bound): Sql {
   if (!a.column) return cmp(o, ticksSql(a), t.sql);
   const grid = o === '<' || o === '>=' ? ceilMicros(t.sql) : floorMicros(t.sql);
   return cmp(o, a.sql, grid);
+}
+
+/**
+ * Whether a timespan computed by `op` is whole microseconds whatever its rows (decision 0036's
+ * amendment): then a datetime plus it needs no ticks. The difference of two µs datetimes; a long
+ * times a whole-µs span; a sum, difference or non-negative remainder of whole-µs spans.
+ */
+function wholeMicrosFlag(op: string, l: Bound, r: Bound, type: KqlType): { wholeMicros?: true } {
+  if (type !== 'timespan') return {};
+  const whole = (b: Bound) => b.type === 'timespan' && isWholeMicros(b);
+  const yes =
+    (op === '-' && l.type === 'datetime' && r.type === 'datetime' && !l.ticks && !r.ticks) ||
+    ((op === '+' || op === '-' || op === '%') && whole(l) && whole(r)) ||
+    (op === '*' && ((whole(l) && r.type === 'long') || (l.type === 'long' && whole(r))));
+  return yes ? { wholeMicros: true } : {};
 }
 
 /** datetime + timespan, timespan + datetime or datetime − timespan in ticks, when they need them; null past Kusto's range. */

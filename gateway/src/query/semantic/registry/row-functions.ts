@@ -9,6 +9,7 @@ import { queryError } from '../../errors.js';
 import { int, type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import { type Bound, coerce, unify } from '../bound.js';
+import { tickDatetime, ticksSql } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { ROW_ORDER } from '../rel.js';
 import { arity } from './arguments.js';
@@ -44,9 +45,14 @@ const prevNext =
     const x = args[0] as Bound;
     const offset = constLong(args[1], call, 'offset', 1n);
     const def = args[2];
+    const f: Sql = fn === 'lag' ? sql`lag` : sql`lead`;
+    // A datetime carried as ticks (decision 0036): the value and a datetime default as ticks.
+    if (x.type === 'datetime' && (!def || def.type === 'datetime') && (x.ticks || def?.ticks)) {
+      const d = def ? (def.value?.value === null ? sql`CAST(NULL AS BIGINT)` : ticksSql(def)) : sql`NULL`;
+      return tickDatetime(sql`${f}(${ticksSql(x)}, ${int(offset)}, ${d}) ${OVER}`, call.span);
+    }
     const type = def ? unify([x, def], `'${call.name}'`) : x.type;
     const dflt = def ? coerce(def, type) : sql`NULL`;
-    const f: Sql = fn === 'lag' ? sql`lag` : sql`lead`;
     const value = sql`${f}(${coerce(x, type)}, ${int(offset)}, ${dflt}) ${OVER}`;
     // Strings are never null: before the first row prev gives "".
     return { type, sql: type === 'string' ? sql`coalesce(${value}, '')` : value, span: call.span };
