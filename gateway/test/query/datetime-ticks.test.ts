@@ -493,17 +493,143 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
 
   it('places that do not carry ticks yet refuse them by name (400), never truncate', async () => {
     for (const q of [
-      'Logs | summarize make_list(endofday(timestamp))',
-      'Logs | summarize dcount(endofday(timestamp))',
+      'Logs | summarize hll(endofday(timestamp))',
+      'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
+      'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
       'print bin(endofday(now()), 1tick)',
       'print bin_at(endofday(now()), 1h, now())',
       'union (print e = endofday(now())), (print e = now())',
       'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
-      'print datetime_utc_to_local(endofday(now()), "Europe/Paris")',
+      'Logs | serialize | extend s = row_window_session(timestamp + latencyMs * 1tick, 1h, 5m)',
       'print toscalar(print endofday(now()))',
       'Logs | make-series count() on timestamp from endofday(datetime(2024-03-08)) to datetime(2024-03-11) step 1h',
     ])
       await assert.rejects(run(q), /100-nanosecond ticks below the microsecond/, q);
+  });
+
+  it('unixtime_nanoseconds_todatetime keeps the 100 ns tick (the floor of nanoseconds / 100)', async () => {
+    // Kusto's documented example, then ticks below the microsecond, before 1970, a real, the range's ends.
+    const r = await one(`print a = unixtime_nanoseconds_todatetime(1546300800000000000),
+      b = unixtime_nanoseconds_todatetime(1546300800000000150), c = unixtime_nanoseconds_todatetime(-150),
+      d = unixtime_nanoseconds_todatetime(1.5e2), e = unixtime_nanoseconds_todatetime(-1),
+      f = unixtime_nanoseconds_todatetime(long(null)), g = unixtime_nanoseconds_todatetime(9223372036854775807)`);
+    assert.deepEqual(r, {
+      a: '2019-01-01T00:00:00.0000000Z',
+      b: '2019-01-01T00:00:00.0000001Z',
+      c: '1969-12-31T23:59:59.9999998Z',
+      d: '1970-01-01T00:00:00.0000001Z',
+      e: '1969-12-31T23:59:59.9999999Z',
+      f: null,
+      g: '2262-04-11T23:47:16.8547758Z',
+    });
+    // Per row on one worker and three: ticks = floor(ns / 100), computed with BigInt.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const got = await run(
+      'Logs | where isnotnull(latencyMs) | project id, t = unixtime_nanoseconds_todatetime(latencyMs * 123456789 + 1700000000000000000)',
+    );
+    const ns = (l: (typeof LOGS)[number]) => BigInt(l.latencyMs as number) * 123_456_789n + 1_700_000_000_000_000_000n;
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual([...got.results].sort(byId), rows.map((l) => ({ id: l.id, t: ticksIso(ns(l) / 100n) })).sort(byId));
+  });
+
+  it('todatetime of per-row text keeps a 7th fractional digit (strings and dynamic values)', async () => {
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const digit = (l: (typeof LOGS)[number]) => BigInt(Math.abs(l.latencyMs as number) % 10);
+    const text = `strcat(format_datetime(timestamp, 'yyyy-MM-dd HH:mm:ss.ffffff'), tostring(abs(latencyMs) % 10))`;
+    const got = await run(
+      `Logs | where isnotnull(latencyMs) | project id, t = todatetime(${text}), d = todatetime(bag_pack('v', ${text}).v),
+         n = datetime_part('nanosecond', todatetime(${text})), s = startofday(todatetime(${text}))`,
+    );
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual(
+      [...got.results].sort(byId),
+      rows
+        .map((l) => {
+          const t = BigInt(l.timestamp.getTime()) * 10_000n + digit(l);
+          const day = new Date(l.timestamp);
+          day.setUTCHours(0, 0, 0, 0);
+          return {
+            id: l.id,
+            t: ticksIso(t),
+            d: ticksIso(t),
+            n: Number((t % 10_000_000n) * 100n),
+            s: ticksIso(BigInt(day.getTime()) * 10_000n),
+          };
+        })
+        .sort(byId),
+    );
+    // Text without a 7th digit, before 1970, with an offset, and not a datetime.
+    const r =
+      await one(`print a = todatetime(strcat('2024-01-01 10:00:00.12', '')), b = todatetime(strcat('1960-01-01 00:00:00.999999', '9')),
+      c = todatetime(strcat('2024-01-01T10:00:00.1234567', '+02:00')), d = todatetime(strcat('not a ', 'date')), e = todatetime(strcat('2024-01-01', ''))`);
+    assert.deepEqual(r, {
+      a: '2024-01-01T10:00:00.1200000Z',
+      b: '1960-01-01T00:00:00.9999999Z',
+      c: '2024-01-01T08:00:00.1234567Z',
+      d: null,
+      e: '2024-01-01T00:00:00.0000000Z',
+    });
+  });
+
+  it('time zones, prev/next and dynamic values keep the ticks', async () => {
+    // Paris is UTC+1 in January and UTC+2 in June (whole hours: the digit below moves along).
+    const r = await one(`print a = datetime_utc_to_local(datetime(2017-01-01 10:00:00.0000001), 'Europe/Paris'),
+      b = datetime_local_to_utc(datetime(2017-06-01 10:00:00.9999999), 'Europe/Paris'),
+      c = bag_pack('e', endofday(datetime(2017-01-01))), d = pack_array(endofday(datetime(2017-01-01)), datetime(2017-01-01)),
+      e = todynamic(datetime(2017-01-01) + 1tick)`);
+    assert.deepEqual(r, {
+      a: '2017-01-01T11:00:00.0000001Z',
+      b: '2017-06-01T08:00:00.9999999Z',
+      c: { e: '2017-01-01T23:59:59.9999999Z' },
+      d: ['2017-01-01T23:59:59.9999999Z', '2017-01-01T00:00:00.0000000Z'],
+      e: '2017-01-01T00:00:00.0000001Z',
+    });
+    const rows = await run(
+      `datatable(m: long)[1, 2, 3] | serialize | extend t = datetime(2024-01-01) + m * 1tick
+       | extend p = prev(t), n = next(t, 1, datetime(2030-01-01)), q = prev(t, 2, datetime(null))`,
+      { ordered: true },
+    );
+    const at = (k: bigint) => ticksIso(BigInt(Date.UTC(2024, 0, 1)) * 10_000n + k);
+    assert.deepEqual(rows.results, [
+      { m: 1, t: at(1n), p: null, n: at(2n), q: null },
+      { m: 2, t: at(2n), p: at(1n), n: at(3n), q: null },
+      { m: 3, t: at(3n), p: at(2n), n: '2030-01-01T00:00:00.0000000Z', q: at(1n) },
+    ]);
+  });
+
+  it('count, dcount, make_list, make_set and percentiles of ticks values, on one worker and three', async () => {
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const ticks = rows.map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+    const sorted = [...ticks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    // Kusto's nearest-rank percentile: the value at rank ceil(p / 100 × n), at least 1.
+    const rank = (p: number) => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1] as bigint;
+    const e = 'timestamp + latencyMs * 1tick';
+    const r = await run(
+      `Logs | summarize c = count(${e}), d = dcount(${e}), d2 = dcount(endofday(timestamp)), di = dcountif(${e}, latencyMs > 0),
+         p = percentile(${e}, 50), percentiles(${e}, 0, 90, 100), l = make_list(${e}), s = make_set(endofday(timestamp))`,
+      { unorderedLists: true },
+    );
+    const row = r.results[0] as Record<string, unknown>;
+    const days = [...new Set(LOGS.map((l) => endOf('day', l.timestamp.getTime(), 0)))];
+    assert.deepEqual(
+      { ...row, l: [...(row.l as string[])].sort(), s: [...(row.s as string[])].sort() },
+      {
+        c: ticks.length,
+        d: new Set(ticks).size,
+        d2: days.length,
+        di: new Set(
+          rows
+            .filter((l) => (l.latencyMs as number) > 0)
+            .map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number)),
+        ).size,
+        p: ticksIso(rank(50)),
+        percentile__0: ticksIso(rank(0)),
+        percentile__90: ticksIso(rank(90)),
+        percentile__100: ticksIso(rank(100)),
+        l: ticks.map(ticksIso).sort(),
+        s: days.sort(),
+      },
+    );
   });
 
   it('property: endof… of random instants and offsets equals the JS Date computation', async function () {

@@ -369,7 +369,9 @@ export function makeListDef(set: boolean, withNulls = false): AggregateDef {
     args(call, 1, 2);
     let x = row.bind(call.args[0] as Expr);
     // Inside dynamic values, datetimes and timespans read the way Kusto writes them.
-    if (x.type === 'datetime' || x.type === 'timespan' || x.type === 'guid') x = convert(x, 'string', call.name);
+    // As JSON strings (a null stays null, skipped or kept by make_list_with_nulls; tostring would
+    // have made it "" and listed it).
+    if (x.type === 'datetime' || x.type === 'timespan' || x.type === 'guid') x = convert(x, 'dynamic', call.name);
     let max: bigint | undefined;
     if (call.args[1]) {
       const m = row.bind(call.args[1]);
