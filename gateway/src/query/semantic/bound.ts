@@ -122,15 +122,18 @@ function parseDatetimeSql(text: Sql): Sql {
 }
 
 /**
- * A datetime parsed per row from text, carried as ticks (decision 0036's amendment): Kusto keeps a
+ * `todatetime` of text or a dynamic value per row, carried as ticks (decision 0044): Kusto keeps a
  * 7th fractional digit, DuckDB's cast stops at the microsecond (it drops the digits past the 6th,
  * which is the floor), so the 7th digit is read from the text and added. Digits past the 7th are
  * dropped. The µs parse is the value's floor, kept as `floorSql` for the consumers that read only
- * it. A constant is parsed by the constant path instead (its 7th digit folded there).
+ * it. Only the todatetime()/datetime() call gives this form; convert() (the implicit conversions,
+ * `parse … with x:datetime`, typed mv-expand) keeps the TIMESTAMP, whose consumers build columns
+ * that do not all carry the ticks mark yet.
  */
-function parsedTicks(text: Sql, span: Span): Bound {
+export function parsedTicks(b: Bound, span: Span): Bound {
+  const text = b.type === 'dynamic' ? dynamicTextSql(b.sql) : b.sql;
   const floor = parseDatetimeSql(text);
-  const seventh = sql`coalesce(TRY_CAST(regexp_extract(${text}, ':[0-9]{2}\.[0-9]{6}([0-9])', 1) AS BIGINT), 0)`;
+  const seventh = sql`coalesce(TRY_CAST(regexp_extract(${text}, ':[0-9]{2}\\.[0-9]{6}([0-9])', 1) AS BIGINT), 0)`;
   return { type: 'datetime', sql: sql`(${ticksOfMicros(floor)} + ${seventh})`, ticks: true, floorSql: floor, span };
 }
 
@@ -239,9 +242,9 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
     case 'datetime':
       switch (b.type) {
         case 'string':
-          return b.value ? out(parseDatetimeSql(x)) : parsedTicks(x, b.span);
+          return out(parseDatetimeSql(x));
         case 'dynamic':
-          return parsedTicks(dynamicTextSql(x), b.span);
+          return out(parseDatetimeSql(dynamicTextSql(x)));
       }
       break;
     case 'timespan':

@@ -17,7 +17,7 @@ import {
   tickDigit,
 } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
-import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
+import { type Bound, coerce, constant, convert, parsedTicks, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import { addSpanTicks, floorMod, floorView, spanNeedsTicks } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
@@ -76,6 +76,9 @@ function toFn(target: KqlType): ScalarFn {
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
     if (a.type === target) return { ...a, span: call.span };
+    // Text per row keeps a 7th fractional digit (decision 0044).
+    if (target === 'datetime' && (a.type === 'string' || a.type === 'dynamic') && a.value === undefined)
+      return parsedTicks(a, call.span);
     return { ...convert(a, target, call.name), span: call.span };
   };
 }
