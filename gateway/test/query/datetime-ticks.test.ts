@@ -632,6 +632,39 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     );
   });
 
+  it('property: a datetime plus or minus random per-row spans equals BigInt tick arithmetic', async function () {
+    this.timeout(120_000);
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) }),
+        fc.array(fc.bigInt({ min: -1_000_000_000_000n, max: 1_000_000_000_000n }), { minLength: 1, maxLength: 12 }),
+        async (ms, spans) => {
+          const base = BigInt(ms) * 10_000n;
+          const r = await run(
+            `datatable(i: long, n: long)[${spans.map((n, i) => `${i}, ${n}`).join(', ')}]
+             | extend e = ${tickLit(base)} + n * 1tick, m = ${tickLit(base)} - n * 1tick
+             | extend b = bin(e, 1ms), d = dayofmonth(m), lt = e < ${tickLit(base)}
+             | project i, e, m, b, d, lt`,
+          );
+          const byI = [...r.results].sort((a, b) => Number(a.i) - Number(b.i));
+          assert.deepEqual(
+            byI,
+            spans.map((n, i) => ({
+              i,
+              e: ticksIso(base + n),
+              m: ticksIso(base - n),
+              b: ticksIso(floorDiv(base + n, 10_000n) * 10_000n),
+              d: new Date(Number(floorDiv(base - n, 10_000n))).getUTCDate(),
+              lt: n < 0n,
+            })),
+          );
+        },
+      ),
+      { numRuns: 12 },
+    );
+  });
+
   it('property: endof… of random instants and offsets equals the JS Date computation', async function () {
     this.timeout(120_000);
     const units = ['day', 'week', 'month', 'year'] as const;
