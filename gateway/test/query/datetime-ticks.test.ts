@@ -496,8 +496,6 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'Logs | summarize hll(endofday(timestamp))',
       'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
       'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
-      'print bin(endofday(now()), 1tick)',
-      'print bin_at(endofday(now()), 1h, now())',
       'union (print e = endofday(now())), (print e = now())',
       'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
       'Logs | serialize | extend s = row_window_session(timestamp + latencyMs * 1tick, 1h, 5m)',
@@ -595,6 +593,40 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       { m: 2, t: at(2n), p: at(1n), n: at(3n), q: null },
       { m: 3, t: at(3n), p: at(2n), n: '2030-01-01T00:00:00.0000000Z', q: at(1n) },
     ]);
+  });
+
+  it('bin and bin_at by sizes below the microsecond answer in ticks, aligned to 0001-01-01', async () => {
+    // 2017-01-01 is 636188256000000000 ticks after 0001-01-01; that is 3 past a multiple of 7.
+    const r = await one(`print a = bin(datetime(2017-01-01 00:00:00.0000009), 4tick), b = bin(datetime(2017-01-01), 7tick),
+      c = bin(endofday(datetime(2017-01-01)), 1h), d = bin_at(datetime(2017-01-01 00:00:00.0000005), 2tick, datetime(2017-01-01 00:00:00.0000002)),
+      e = bin_at(endofday(datetime(2017-01-01)), 1h, datetime(2017-01-01 00:30)), f = floor(datetime(2017-01-01 00:00:00.0000009), 1tick),
+      g = bin(datetime(2017-01-01 00:00:00.0000009), 0tick)`);
+    assert.deepEqual(r, {
+      a: '2017-01-01T00:00:00.0000008Z',
+      b: '2016-12-31T23:59:59.9999997Z',
+      c: '2017-01-01T23:00:00.0000000Z',
+      d: '2017-01-01T00:00:00.0000004Z',
+      e: '2017-01-01T23:30:00.0000000Z',
+      f: '2017-01-01T00:00:00.0000009Z',
+      g: null,
+    });
+    // Per row, on one worker and three: bins of 3 ticks of the per-row sums.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const got = await run(
+      'Logs | where isnotnull(latencyMs) | summarize n = count() by b = bin(timestamp + latencyMs * 1tick, 3tick) | sort by b asc | take 5',
+      { ordered: true },
+    );
+    const counts = new Map<bigint, number>();
+    for (const l of rows) {
+      const t = kustoTicks(BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+      const b = t - (t % 3n);
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+    }
+    const firstBins = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, 5);
+    assert.deepEqual(
+      got.results,
+      firstBins.map(([b, n]) => ({ b: ticksIso(b - 621_355_968_000_000_000n), n })),
+    );
   });
 
   it('count, dcount, make_list, make_set and percentiles of ticks values, on one worker and three', async () => {

@@ -192,6 +192,9 @@ export const TICKS_AWARE: ReadonlySet<string> = new Set([
   'pack_array',
   'bag_pack',
   'pack',
+  'bin',
+  'floor',
+  'bin_at',
 ]);
 
 /**

@@ -615,17 +615,8 @@ function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | 
  */
 function ticksArguments(name: string, args: Bound[], span: Span): Bound[] {
   if (TICKS_AWARE.has(name)) return args;
-  if (TICKS_FLOOR_SAFE.has(name) || wholeMicrosecondBin(name, args)) return args.map(floorView);
+  if (TICKS_FLOOR_SAFE.has(name)) return args.map(floorView);
   throw refusedTicksUse(`'${name}'`, args.find((a) => a.ticks)?.span ?? span);
-}
-
-/**
- * bin/floor of a datetime by a constant size of whole microseconds: every bin boundary is a whole
- * microsecond, so a value and its microsecond floor fall in the same bin.
- */
-function wholeMicrosecondBin(name: string, args: Bound[]): boolean {
-  const size = args[1]?.value;
-  return (name === 'bin' || name === 'floor') && size?.type === 'timespan' && size.value !== null && size.value % 10n === 0n;
 }
 
 export function identOf(col: Column): Sql {

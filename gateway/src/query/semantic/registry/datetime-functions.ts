@@ -18,6 +18,7 @@ import {
   floorMod,
   floorView,
   inKustoRange,
+  isWholeMicros,
   PERIODS_IN_RANGE,
   tickDatetime,
   ticksOfMicros,
@@ -94,9 +95,13 @@ function binAtSql(value: Bound, size: Bound, fixed: Bound, call: CallExpr): Boun
   if (value.type === 'datetime') {
     want(size, ['timespan'], call, 'bin size');
     want(fixed, ['datetime'], call, 'fixed point');
-    const [t, f, s] = [ticksOf(value.sql), ticksOf(fixed.sql), size.sql];
+    const [t, f, s] = [ticksSql(value), ticksSql(fixed), size.sql];
     // floor((t - f) / s) * s + f, with a floor that rounds negatives down.
     const floored = sql`(${t} - (((${t} - ${f}) % ${s}) + ${s}) % ${s})`;
+    // A bin boundary below the microsecond (a ticks value or fixed point, a size that may not be
+    // whole microseconds) is answered in ticks (decision 0044); fromTicks would drop the digit.
+    if (value.ticks || fixed.ticks || !isWholeMicros(size))
+      return tickDatetime(sql`(CASE WHEN ${s} > 0 THEN ${inKustoRange(floored)} END)`, call.span);
     return result('datetime', sql`(CASE WHEN ${s} > 0 THEN ${fromTicks(floored)} END)`, call);
   }
   if (value.type === 'timespan') {

@@ -19,7 +19,7 @@ import {
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, convert, parsedTicks, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
-import { addSpanTicks, floorMod, floorView, spanNeedsTicks } from '../datetime-ticks.js';
+import { addSpanTicks, floorMod, floorView, isWholeMicros, spanNeedsTicks, tickDatetime, ticksSql } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
 
@@ -91,6 +91,15 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
   const s = size;
   const positive = (x: Sql) =>
     s.value && s.value.value !== null && Number(s.value.value) > 0 ? x : sql`(CASE WHEN ${s.sql} > 0 THEN ${x} END)`;
+  if (v.type === 'datetime' && (v.ticks || !isWholeMicros(s))) {
+    want(s, ['timespan'], call, 'bin size');
+    // A ticks value by a whole-µs constant size: every boundary is a whole microsecond, so the
+    // value's microsecond floor falls in the same bin (decision 0036).
+    if (s.value?.type === 'timespan' && isWholeMicros(s)) return binSql(floorView(v), s, call);
+    // Bins below the microsecond: floor the ticks since 0001-01-01 (always >= 0) in ticks (decision 0044).
+    const t = ticksSql(v);
+    return tickDatetime(positive(sql`(${t} - ${t} % ${s.sql})`), call.span);
+  }
   if (v.type === 'datetime') {
     want(s, ['timespan'], call, 'bin size');
     const size = s.value?.type === 'timespan' ? s.value.value : null;
