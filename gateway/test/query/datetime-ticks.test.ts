@@ -496,7 +496,6 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'Logs | summarize hll(endofday(timestamp))',
       'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
       'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
-      'union (print e = endofday(now())), (print e = now())',
       'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
       'Logs | serialize | extend s = row_window_session(timestamp + latencyMs * 1tick, 1h, 5m)',
       'print toscalar(print endofday(now()))',
@@ -627,6 +626,28 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       got.results,
       firstBins.map(([b, n]) => ({ b: ticksIso(b - 621_355_968_000_000_000n), n })),
     );
+  });
+
+  it('union: a ticks column in one input makes the column ticks in every input', async () => {
+    const r = await run(
+      `union (print e = endofday(datetime(2017-01-01)), k = 1), (print e = datetime(2017-01-02), k = 2), (print k = 3)
+       | sort by k asc`,
+      { ordered: true },
+    );
+    assert.deepEqual(r.results, [
+      { e: '2017-01-01T23:59:59.9999999Z', k: 1 },
+      { e: '2017-01-02T00:00:00.0000000Z', k: 2 },
+      { e: null, k: 3 },
+    ]);
+    // Stored rows on one worker and three: the per-row sums and the plain timestamps together.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const sums = rows.map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+    const stamps = LOGS.map((l) => BigInt(l.timestamp.getTime()) * 10_000n);
+    const all = [...sums, ...stamps];
+    const u = await run(
+      'union (Logs | where isnotnull(latencyMs) | project e = timestamp + latencyMs * 1tick), (Logs | project e = timestamp) | summarize n = count(), mx = max(e), d = dcount(e)',
+    );
+    assert.deepEqual(u.results, [{ n: all.length, mx: ticksIso(all.reduce((a, b) => (a > b ? a : b))), d: new Set(all).size }]);
   });
 
   it('count, dcount, make_list, make_set and percentiles of ticks values, on one worker and three', async () => {

@@ -735,7 +735,27 @@ export class QueryBinder {
     };
   }
 
-  union(inputs: Rel[]): Rel {
+  union(legs: Rel[]): Rel {
+    // A datetime column carried as ticks in one input makes the same column ticks in every input
+    // (decision 0044): the others convert their TIMESTAMPs in a projection of their own.
+    const ticksNames = new Set(
+      legs.flatMap((rel) =>
+        relColumns(rel)
+          .filter((c) => c.ticks)
+          .map((c) => c.name),
+      ),
+    );
+    const inputs = legs.map((rel): Rel => {
+      const cols = relColumns(rel);
+      const convert = (c: Column) => c.type === 'datetime' && !c.ticks && ticksNames.has(c.name);
+      if (!cols.some(convert)) return rel;
+      const outputs: Output[] = cols.map((c) =>
+        convert(c)
+          ? { col: { ...this.newColumn(c.name, c.type), ticks: true }, sql: ticksOfMicros(identOf(c)) }
+          : { col: c, sql: identOf(c) },
+      );
+      return { kind: 'project', input: rel, outputs, columns: outputs.map((o) => o.col) };
+    });
     // Columns by name in order of first appearance; a name with different types in different
     // inputs becomes one column per type (name_long, name_string), as Kusto does.
     const typesByName = new Map<string, Set<KqlType>>();
@@ -750,11 +770,10 @@ export class QueryBinder {
     const byKey = new Map<string, Column>();
     for (const rel of inputs) {
       for (const c of relColumns(rel)) {
-        if (c.ticks) throw refusedTicksUse(`union (the column '${c.name}')`);
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
-        const col = this.newColumn(name, c.type);
+        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c) };
         byKey.set(k, col);
         columns.push(col);
       }
