@@ -496,9 +496,7 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'Logs | summarize hll(endofday(timestamp))',
       'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
       'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
-      'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
       'Logs | serialize | extend s = row_window_session(timestamp + latencyMs * 1tick, 1h, 5m)',
-      'print toscalar(print endofday(now()))',
       'Logs | make-series count() on timestamp from endofday(datetime(2024-03-08)) to datetime(2024-03-11) step 1h',
     ])
       await assert.rejects(run(q), /100-nanosecond ticks below the microsecond/, q);
@@ -648,6 +646,35 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'union (Logs | where isnotnull(latencyMs) | project e = timestamp + latencyMs * 1tick), (Logs | project e = timestamp) | summarize n = count(), mx = max(e), d = dcount(e)',
     );
     assert.deepEqual(u.results, [{ n: all.length, mx: ticksIso(all.reduce((a, b) => (a > b ? a : b))), d: new Set(all).size }]);
+  });
+
+  it('datatable holds 7-digit literals, and toscalar carries a ticks value', async () => {
+    const d = await run(
+      `datatable(t: datetime, k: long)[datetime(2017-01-01 00:00:00.0000001), 1, datetime(2017-01-01), 2, datetime(null), 3]
+       | extend u = t + 1tick | sort by k asc`,
+      { ordered: true },
+    );
+    assert.deepEqual(d.results, [
+      { t: '2017-01-01T00:00:00.0000001Z', k: 1, u: '2017-01-01T00:00:00.0000002Z' },
+      { t: '2017-01-01T00:00:00.0000000Z', k: 2, u: '2017-01-01T00:00:00.0000001Z' },
+      { t: null, k: 3, u: null },
+    ]);
+    await assert.rejects(
+      run('datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001), "x"]'),
+      /string value cannot go into a datetime/,
+    );
+    const s = await one(
+      'let t = toscalar(print endofday(datetime(2017-01-01))); print a = t, b = t + 1tick, c = t > datetime(2017-01-01 23:59:59.999999)',
+    );
+    assert.deepEqual(s, { a: '2017-01-01T23:59:59.9999999Z', b: '2017-01-02T00:00:00.0000000Z', c: true });
+    // The largest per-row sum, found by a subquery, selects its row on one worker and three.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const sum = (l: (typeof LOGS)[number]) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number);
+    const top = rows.reduce((a, b) => (sum(a) >= sum(b) ? a : b));
+    const m = await run(
+      'let m = toscalar(Logs | summarize max(timestamp + latencyMs * 1tick)); Logs | where timestamp + latencyMs * 1tick == m | project id, m',
+    );
+    assert.deepEqual(m.results, [{ id: top.id, m: ticksIso(sum(top)) }]);
   });
 
   it('count, dcount, make_list, make_set and percentiles of ticks values, on one worker and three', async () => {
