@@ -496,7 +496,6 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'Logs | summarize hll(endofday(timestamp))',
       'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
       'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
-      'Logs | serialize | extend s = row_window_session(timestamp + latencyMs * 1tick, 1h, 5m)',
       'Logs | make-series count() on timestamp from endofday(datetime(2024-03-08)) to datetime(2024-03-11) step 1h',
     ])
       await assert.rejects(run(q), /100-nanosecond ticks below the microsecond/, q);
@@ -646,6 +645,29 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       'union (Logs | where isnotnull(latencyMs) | project e = timestamp + latencyMs * 1tick), (Logs | project e = timestamp) | summarize n = count(), mx = max(e), d = dcount(e)',
     );
     assert.deepEqual(u.results, [{ n: all.length, mx: ticksIso(all.reduce((a, b) => (a > b ? a : b))), d: new Set(all).size }]);
+  });
+
+  it('row_window_session folds ticks values and limits below the microsecond', async () => {
+    // Values 0, 1, 2, 5, 6, 20 ticks after midnight; a session ends 4 ticks after its first value or
+    // at a gap of 2 ticks: sessions start at 0, 5 and 20 (the same shape as the µs fold in seconds).
+    const q = (unit: string, first: string, gap: string) =>
+      run(
+        `datatable(m: long)[0, 1, 2, 5, 6, 20] | serialize | extend t = datetime(2024-01-01) + m * ${unit}
+         | extend s = row_window_session(t, ${first}, ${gap}) | project m, s`,
+        { ordered: true },
+      );
+    const at = (k: bigint) => ticksIso(BigInt(Date.UTC(2024, 0, 1)) * 10_000n + k);
+    const starts = [0n, 0n, 0n, 5n, 5n, 20n];
+    const ticks = await q('1tick', '4tick', '2tick');
+    assert.deepEqual(
+      ticks.results,
+      [0, 1, 2, 5, 6, 20].map((m, i) => ({ m, s: at(starts[i] as bigint) })),
+    );
+    const seconds = await q('1s', '4s', '2s');
+    assert.deepEqual(
+      seconds.results,
+      [0, 1, 2, 5, 6, 20].map((m, i) => ({ m, s: at((starts[i] as bigint) * 10_000_000n) })),
+    );
   });
 
   it('datatable holds 7-digit literals, and toscalar carries a ticks value', async () => {

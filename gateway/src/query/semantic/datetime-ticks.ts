@@ -195,6 +195,7 @@ export const TICKS_AWARE: ReadonlySet<string> = new Set([
   'bin',
   'floor',
   'bin_at',
+  'row_window_session',
 ]);
 
 /**
