@@ -555,13 +555,20 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     // Text without a 7th digit, before 1970, with an offset, and not a datetime.
     const r =
       await one(`print a = todatetime(strcat('2024-01-01 10:00:00.12', '')), b = todatetime(strcat('1960-01-01 00:00:00.999999', '9')),
-      c = todatetime(strcat('2024-01-01T10:00:00.1234567', '+02:00')), d = todatetime(strcat('not a ', 'date')), e = todatetime(strcat('2024-01-01', ''))`);
+      c = todatetime(strcat('2024-01-01T10:00:00.1234567', '+02:00')), d = todatetime(strcat('not a ', 'date')), e = todatetime(strcat('2024-01-01', '')),
+      f = todatetime(strcat('1600-01-01 00:00:00.999999', '9')), g = todatetime(strcat('2024-01-01T10:00:00.123456789', 'Z')),
+      h = todatetime(strcat('9999-12-31 23:59:59.999999', '9'))`);
     assert.deepEqual(r, {
       a: '2024-01-01T10:00:00.1200000Z',
       b: '1960-01-01T00:00:00.9999999Z',
       c: '2024-01-01T08:00:00.1234567Z',
       d: null,
       e: '2024-01-01T00:00:00.0000000Z',
+      // Outside TIMESTAMP_NS's range the 7th digit is read from the text.
+      f: '1600-01-01T00:00:00.9999999Z',
+      // Digits past the 7th are dropped (the floor).
+      g: '2024-01-01T10:00:00.1234567Z',
+      h: '9999-12-31T23:59:59.9999999Z',
     });
   });
 
