@@ -5,9 +5,13 @@
 //           constant expression) vs the plain `ts < TIMESTAMP 'next day'` vs comparing in ticks;
 //   group:  summarize by endofday(ts): BIGINT ticks (the engine's SQL) vs TIMESTAMP_NS vs the
 //           µs startofday key;
-//   text:   the 7-digit text of every value (ticks) vs the µs strftime text.
+//   text:   the 7-digit text of every value (ticks) vs the µs strftime text;
+//   span:   `Timestamp + Duration` (a per-row timespan, decision 0036's amendment): the engine's SQL
+//           now (planQuery's fragment, ticks kept) vs the µs truncation it wrote before, for a
+//           filter against a constant, a summarize by bin(…, 1h) and a max.
 //   npm run build && node bench/query/datetime-ticks.mjs [--rows 1000000] [--runs 7]
 import { DuckDBInstance } from '@duckdb/node-api';
+import { planQuery, warmQueryEngine } from '../../gateway/dist/src/query/engine.js';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,6 +26,10 @@ const c = await db.connect();
 await c.run(
   `CREATE TABLE t AS SELECT TIMESTAMP '2024-03-01' + to_microseconds(i * 600000) AS ts FROM range(${ROWS}) r(i) ORDER BY ts`,
 );
+
+// A per-row span in ticks (up to ~3 h, most not whole microseconds) for the span group.
+await c.run(`ALTER TABLE t ADD COLUMN d BIGINT`);
+await c.run(`UPDATE t SET d = (hash(ts) % 100000000000)::BIGINT`);
 
 const EPOCH = '621355968000000000';
 const ticksOf = (x) => `(epoch_us(${x}) * 10 + ${EPOCH})`;
@@ -41,6 +49,32 @@ async function time(q) {
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// The engine's own fragment SQL for a KQL query over t (columns timestamp, duration), parameters inlined.
+await warmQueryEngine();
+const catalog = {
+  tables: [
+    {
+      name: 'T',
+      columns: [
+        { name: 'ts', type: 'datetime' },
+        { name: 'd', type: 'timespan' },
+      ],
+    },
+  ],
+};
+function engineSql(kql) {
+  const [f] = planQuery(kql, catalog, { now: new Date() }).fragments;
+  const lit = (p) =>
+    p.type === 'VARCHAR'
+      ? `'${String(p.value).replaceAll("'", "''")}'`
+      : p.type === 'TIMESTAMP'
+        ? `make_timestamp(CAST(${p.value} AS BIGINT))`
+        : `CAST(${p.value} AS ${p.type})`;
+  return f.sql.replaceAll('"__strata_source__"', 't').replace(/\$(\d+)/g, (_, i) => lit(f.params[Number(i) - 1]));
+}
+// The engine's SQL before: the span truncated to whole microseconds.
+const before = (x) => `(${x} + to_microseconds(d // 10))`;
+
 const CASES = {
   filter: {
     'µs grid (engine)': `SELECT count(*) FROM t WHERE ts <= ${floorMicros(endOfDayTicks(CONST))}`,
@@ -55,6 +89,18 @@ const CASES = {
   text: {
     '7 digits from ticks (engine)': `SELECT max(strftime(${floorMicros(ticksOf('ts'))}, '%Y-%m-%dT%H:%M:%S.') || lpad(CAST(((${ticksOf('ts')} % 10000000) + 10000000) % 10000000 AS VARCHAR), 7, '0') || 'Z') FROM t`,
     'µs strftime': `SELECT max(strftime(ts, '%Y-%m-%dT%H:%M:%S.%f') || '0Z') FROM t`,
+  },
+  'span filter': {
+    'ticks (engine)': engineSql('T | where ts + d > datetime(2024-03-04 10:00) | count'),
+    'µs before': `SELECT count(*) FROM t WHERE ${before('ts')} > TIMESTAMP '2024-03-04 10:00:00'`,
+  },
+  'span bin': {
+    'floor of ticks (engine)': engineSql('T | summarize count() by bin(ts + d, 1h)'),
+    'µs before': `SELECT make_timestamp(epoch_us(${before('ts')}) - (((epoch_us(${before('ts')}) % 3600000000) + 3600000000) % 3600000000)) AS b, count(*) FROM t GROUP BY ALL`,
+  },
+  'span max': {
+    'ticks (engine)': engineSql('T | summarize max(ts + d)'),
+    'µs before': `SELECT max(${before('ts')}) FROM t`,
   },
 };
 

@@ -401,6 +401,57 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
     assert.equal(spans.results[0]?.m, ticksIsoSpan(BigInt(maxSpan)));
   });
 
+  it('a datetime plus or minus a per-row timespan keeps its ticks; floor readers take the exact floor', async () => {
+    // latencyMs * 1tick is a per-row span of -100 … 1899 ticks: mostly not whole microseconds.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const us = (l: (typeof LOGS)[number]) => BigInt(l.timestamp.getTime()) * 10_000n;
+    const span = (l: (typeof LOGS)[number]) => BigInt(l.latencyMs as number);
+    const r = await run(
+      `Logs | where isnotnull(latencyMs) | project id, p = timestamp + latencyMs * 1tick, q = 1tick * latencyMs + timestamp, m = timestamp - latencyMs * 1tick,
+         l = tolong(timestamp + latencyMs * 1tick), ns = datetime_part('nanosecond', timestamp - latencyMs * 1tick),
+         bp = bin(timestamp + latencyMs * 1tick, 1ms), bm = bin(timestamp - latencyMs * 1tick, 1ms), d = getyear(timestamp + latencyMs * 1tick)`,
+    );
+    const floorMs = (t: bigint) => ticksIso((t >= 0n ? t / 10_000n : -((-t + 9_999n) / 10_000n)) * 10_000n);
+    const expected = rows.map((l) => ({
+      id: l.id,
+      p: ticksIso(us(l) + span(l)),
+      q: ticksIso(us(l) + span(l)),
+      m: ticksIso(us(l) - span(l)),
+      l: Number(kustoTicks(us(l) + span(l))),
+      ns: Number(((us(l) - span(l)) % 10_000_000n) * 100n),
+      bp: floorMs(us(l) + span(l)),
+      bm: floorMs(us(l) - span(l)),
+      d: 2024,
+    }));
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual([...r.results].sort(byId), expected.sort(byId));
+    assert.deepEqual(
+      r.columns.map((c) => c.type),
+      ['Guid', 'DateTime', 'DateTime', 'DateTime', 'Int64', 'Int64', 'DateTime', 'DateTime', 'Int64'],
+    );
+    // Comparisons in ticks: the rows whose sum passes a row's own instant by a tick or more.
+    const at = us(rows[20] as (typeof LOGS)[number]);
+    const n = async (where: string) => (await run(`Logs | where ${where} | count`)).results[0]?.Count;
+    assert.equal(await n(`timestamp + latencyMs * 1tick > ${tickLit(at)}`), rows.filter((l) => us(l) + span(l) > at).length);
+    assert.equal(await n(`timestamp - latencyMs * 1tick <= ${tickLit(at)}`), rows.filter((l) => us(l) - span(l) <= at).length);
+    assert.equal(await n(`timestamp + latencyMs * 1tick == ${tickLit(at)}`), rows.filter((l) => us(l) + span(l) === at).length);
+    assert.equal(await n('timestamp + latencyMs * 1tick > timestamp'), rows.filter((l) => span(l) > 0n).length);
+    // Grouped by the sum (a ticks key merged at the gateway), sorted, and its largest value.
+    const g = await run(
+      'Logs | where isnotnull(latencyMs) | summarize c = count() by e = timestamp + latencyMs * 1tick | sort by e desc | take 3',
+      { ordered: true },
+    );
+    const sums = rows.map((l) => us(l) + span(l)).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    assert.deepEqual(
+      g.results,
+      sums.slice(0, 3).map((t) => ({ e: ticksIso(t), c: sums.filter((x) => x === t).length })),
+    );
+    // ago() and now() with a span below the microsecond (NOW is the fixture's query time).
+    const a = await one('print a = ago(1tick), b = now(3tick), c = ago(-1tick) - now()');
+    const now = BigInt(Date.UTC(2024, 2, 10, 12)) * 10_000n;
+    assert.deepEqual(a, { a: ticksIso(now - 1n), b: ticksIso(now + 3n), c: '00:00:00.0000001' });
+  });
+
   it('iff, case, coalesce, max_of and min_of keep the chosen value’s ticks; bin by whole microseconds reads the floor', async () => {
     const e = 'endofday(datetime(2017-01-01))';
     const r = await one(`print
@@ -442,17 +493,285 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
 
   it('places that do not carry ticks yet refuse them by name (400), never truncate', async () => {
     for (const q of [
-      'Logs | summarize make_list(endofday(timestamp))',
-      'Logs | summarize dcount(endofday(timestamp))',
-      'print bin(endofday(now()), 1tick)',
-      'print bin_at(endofday(now()), 1h, now())',
-      'union (print e = endofday(now())), (print e = now())',
-      'datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001)]',
-      'print datetime_utc_to_local(endofday(now()), "Europe/Paris")',
-      'print toscalar(print endofday(now()))',
+      'Logs | summarize hll(endofday(timestamp))',
+      'Logs | summarize tdigest(timestamp + latencyMs * 1tick)',
+      'Logs | summarize percentilew(endofday(timestamp), 1, 50)',
       'Logs | make-series count() on timestamp from endofday(datetime(2024-03-08)) to datetime(2024-03-11) step 1h',
     ])
       await assert.rejects(run(q), /100-nanosecond ticks below the microsecond/, q);
+  });
+
+  it('unixtime_nanoseconds_todatetime keeps the 100 ns tick (the floor of nanoseconds / 100)', async () => {
+    // Kusto's documented example, then ticks below the microsecond, before 1970, a real, the range's ends.
+    const r = await one(`print a = unixtime_nanoseconds_todatetime(1546300800000000000),
+      b = unixtime_nanoseconds_todatetime(1546300800000000150), c = unixtime_nanoseconds_todatetime(-150),
+      d = unixtime_nanoseconds_todatetime(1.5e2), e = unixtime_nanoseconds_todatetime(-1),
+      f = unixtime_nanoseconds_todatetime(long(null)), g = unixtime_nanoseconds_todatetime(9223372036854775807)`);
+    assert.deepEqual(r, {
+      a: '2019-01-01T00:00:00.0000000Z',
+      b: '2019-01-01T00:00:00.0000001Z',
+      c: '1969-12-31T23:59:59.9999998Z',
+      d: '1970-01-01T00:00:00.0000001Z',
+      e: '1969-12-31T23:59:59.9999999Z',
+      f: null,
+      g: '2262-04-11T23:47:16.8547758Z',
+    });
+    // Per row on one worker and three: ticks = floor(ns / 100), computed with BigInt.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const got = await run(
+      'Logs | where isnotnull(latencyMs) | project id, t = unixtime_nanoseconds_todatetime(latencyMs * 123456789 + 1700000000000000000)',
+    );
+    const ns = (l: (typeof LOGS)[number]) => BigInt(l.latencyMs as number) * 123_456_789n + 1_700_000_000_000_000_000n;
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual([...got.results].sort(byId), rows.map((l) => ({ id: l.id, t: ticksIso(ns(l) / 100n) })).sort(byId));
+  });
+
+  it('todatetime of per-row text keeps a 7th fractional digit (strings and dynamic values)', async () => {
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const digit = (l: (typeof LOGS)[number]) => BigInt(Math.abs(l.latencyMs as number) % 10);
+    const text = `strcat(format_datetime(timestamp, 'yyyy-MM-dd HH:mm:ss.ffffff'), tostring(abs(latencyMs) % 10))`;
+    const got = await run(
+      `Logs | where isnotnull(latencyMs) | project id, t = todatetime(${text}), d = todatetime(bag_pack('v', ${text}).v),
+         n = datetime_part('nanosecond', todatetime(${text})), s = startofday(todatetime(${text}))`,
+    );
+    const byId = (a: { id?: unknown }, b: { id?: unknown }) => String(a.id).localeCompare(String(b.id));
+    assert.deepEqual(
+      [...got.results].sort(byId),
+      rows
+        .map((l) => {
+          const t = BigInt(l.timestamp.getTime()) * 10_000n + digit(l);
+          const day = new Date(l.timestamp);
+          day.setUTCHours(0, 0, 0, 0);
+          return {
+            id: l.id,
+            t: ticksIso(t),
+            d: ticksIso(t),
+            n: Number((t % 10_000_000n) * 100n),
+            s: ticksIso(BigInt(day.getTime()) * 10_000n),
+          };
+        })
+        .sort(byId),
+    );
+    // Text without a 7th digit, before 1970, with an offset, and not a datetime.
+    const r =
+      await one(`print a = todatetime(strcat('2024-01-01 10:00:00.12', '')), b = todatetime(strcat('1960-01-01 00:00:00.999999', '9')),
+      c = todatetime(strcat('2024-01-01T10:00:00.1234567', '+02:00')), d = todatetime(strcat('not a ', 'date')), e = todatetime(strcat('2024-01-01', '')),
+      f = todatetime(strcat('1600-01-01 00:00:00.999999', '9')), g = todatetime(strcat('2024-01-01T10:00:00.123456789', 'Z')),
+      h = todatetime(strcat('9999-12-31 23:59:59.999999', '9'))`);
+    assert.deepEqual(r, {
+      a: '2024-01-01T10:00:00.1200000Z',
+      b: '1960-01-01T00:00:00.9999999Z',
+      c: '2024-01-01T08:00:00.1234567Z',
+      d: null,
+      e: '2024-01-01T00:00:00.0000000Z',
+      // Outside TIMESTAMP_NS's range the 7th digit is read from the text.
+      f: '1600-01-01T00:00:00.9999999Z',
+      // Digits past the 7th are dropped (the floor).
+      g: '2024-01-01T10:00:00.1234567Z',
+      h: '9999-12-31T23:59:59.9999999Z',
+    });
+  });
+
+  it('time zones, prev/next and dynamic values keep the ticks', async () => {
+    // Paris is UTC+1 in January and UTC+2 in June (whole hours: the digit below moves along).
+    const r = await one(`print a = datetime_utc_to_local(datetime(2017-01-01 10:00:00.0000001), 'Europe/Paris'),
+      b = datetime_local_to_utc(datetime(2017-06-01 10:00:00.9999999), 'Europe/Paris'),
+      c = bag_pack('e', endofday(datetime(2017-01-01))), d = pack_array(endofday(datetime(2017-01-01)), datetime(2017-01-01)),
+      e = todynamic(datetime(2017-01-01) + 1tick)`);
+    assert.deepEqual(r, {
+      a: '2017-01-01T11:00:00.0000001Z',
+      b: '2017-06-01T08:00:00.9999999Z',
+      c: { e: '2017-01-01T23:59:59.9999999Z' },
+      d: ['2017-01-01T23:59:59.9999999Z', '2017-01-01T00:00:00.0000000Z'],
+      e: '2017-01-01T00:00:00.0000001Z',
+    });
+    const rows = await run(
+      `datatable(m: long)[1, 2, 3] | serialize | extend t = datetime(2024-01-01) + m * 1tick
+       | extend p = prev(t), n = next(t, 1, datetime(2030-01-01)), q = prev(t, 2, datetime(null))`,
+      { ordered: true },
+    );
+    const at = (k: bigint) => ticksIso(BigInt(Date.UTC(2024, 0, 1)) * 10_000n + k);
+    assert.deepEqual(rows.results, [
+      { m: 1, t: at(1n), p: null, n: at(2n), q: null },
+      { m: 2, t: at(2n), p: at(1n), n: at(3n), q: null },
+      { m: 3, t: at(3n), p: at(2n), n: '2030-01-01T00:00:00.0000000Z', q: at(1n) },
+    ]);
+  });
+
+  it('bin and bin_at by sizes below the microsecond answer in ticks, aligned to 0001-01-01', async () => {
+    // 2017-01-01 is 636188256000000000 ticks after 0001-01-01; that is 3 past a multiple of 7.
+    const r = await one(`print a = bin(datetime(2017-01-01 00:00:00.0000009), 4tick), b = bin(datetime(2017-01-01), 7tick),
+      c = bin(endofday(datetime(2017-01-01)), 1h), d = bin_at(datetime(2017-01-01 00:00:00.0000005), 2tick, datetime(2017-01-01 00:00:00.0000002)),
+      e = bin_at(endofday(datetime(2017-01-01)), 1h, datetime(2017-01-01 00:30)), f = floor(datetime(2017-01-01 00:00:00.0000009), 1tick),
+      g = bin(datetime(2017-01-01 00:00:00.0000009), 0tick)`);
+    assert.deepEqual(r, {
+      a: '2017-01-01T00:00:00.0000008Z',
+      b: '2016-12-31T23:59:59.9999997Z',
+      c: '2017-01-01T23:00:00.0000000Z',
+      d: '2017-01-01T00:00:00.0000004Z',
+      e: '2017-01-01T23:30:00.0000000Z',
+      f: '2017-01-01T00:00:00.0000009Z',
+      g: null,
+    });
+    // Per row, on one worker and three: bins of 3 ticks of the per-row sums.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const got = await run(
+      'Logs | where isnotnull(latencyMs) | summarize n = count() by b = bin(timestamp + latencyMs * 1tick, 3tick) | sort by b asc | take 5',
+      { ordered: true },
+    );
+    const counts = new Map<bigint, number>();
+    for (const l of rows) {
+      const t = kustoTicks(BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+      const b = t - (t % 3n);
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+    }
+    const firstBins = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).slice(0, 5);
+    assert.deepEqual(
+      got.results,
+      firstBins.map(([b, n]) => ({ b: ticksIso(b - 621_355_968_000_000_000n), n })),
+    );
+  });
+
+  it('union: a ticks column in one input makes the column ticks in every input', async () => {
+    const r = await run(
+      `union (print e = endofday(datetime(2017-01-01)), k = 1), (print e = datetime(2017-01-02), k = 2), (print k = 3)
+       | sort by k asc`,
+      { ordered: true },
+    );
+    assert.deepEqual(r.results, [
+      { e: '2017-01-01T23:59:59.9999999Z', k: 1 },
+      { e: '2017-01-02T00:00:00.0000000Z', k: 2 },
+      { e: null, k: 3 },
+    ]);
+    // Stored rows on one worker and three: the per-row sums and the plain timestamps together.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const sums = rows.map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+    const stamps = LOGS.map((l) => BigInt(l.timestamp.getTime()) * 10_000n);
+    const all = [...sums, ...stamps];
+    const u = await run(
+      'union (Logs | where isnotnull(latencyMs) | project e = timestamp + latencyMs * 1tick), (Logs | project e = timestamp) | summarize n = count(), mx = max(e), d = dcount(e)',
+    );
+    assert.deepEqual(u.results, [{ n: all.length, mx: ticksIso(all.reduce((a, b) => (a > b ? a : b))), d: new Set(all).size }]);
+  });
+
+  it('row_window_session folds ticks values and limits below the microsecond', async () => {
+    // Values 0, 1, 2, 5, 6, 20 ticks after midnight; a session ends 4 ticks after its first value or
+    // at a gap of 2 ticks: sessions start at 0, 5 and 20 (the same shape as the µs fold in seconds).
+    const q = (unit: string, first: string, gap: string) =>
+      run(
+        `datatable(m: long)[0, 1, 2, 5, 6, 20] | serialize | extend t = datetime(2024-01-01) + m * ${unit}
+         | extend s = row_window_session(t, ${first}, ${gap}) | project m, s`,
+        { ordered: true },
+      );
+    const at = (k: bigint) => ticksIso(BigInt(Date.UTC(2024, 0, 1)) * 10_000n + k);
+    const starts = [0n, 0n, 0n, 5n, 5n, 20n];
+    const ticks = await q('1tick', '4tick', '2tick');
+    assert.deepEqual(
+      ticks.results,
+      [0, 1, 2, 5, 6, 20].map((m, i) => ({ m, s: at(starts[i] as bigint) })),
+    );
+    const seconds = await q('1s', '4s', '2s');
+    assert.deepEqual(
+      seconds.results,
+      [0, 1, 2, 5, 6, 20].map((m, i) => ({ m, s: at((starts[i] as bigint) * 10_000_000n) })),
+    );
+  });
+
+  it('datatable holds 7-digit literals, and toscalar carries a ticks value', async () => {
+    const d = await run(
+      `datatable(t: datetime, k: long)[datetime(2017-01-01 00:00:00.0000001), 1, datetime(2017-01-01), 2, datetime(null), 3]
+       | extend u = t + 1tick | sort by k asc`,
+      { ordered: true },
+    );
+    assert.deepEqual(d.results, [
+      { t: '2017-01-01T00:00:00.0000001Z', k: 1, u: '2017-01-01T00:00:00.0000002Z' },
+      { t: '2017-01-01T00:00:00.0000000Z', k: 2, u: '2017-01-01T00:00:00.0000001Z' },
+      { t: null, k: 3, u: null },
+    ]);
+    await assert.rejects(
+      run('datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001), "x"]'),
+      /string value cannot go into a datetime/,
+    );
+    const s = await one(
+      'let t = toscalar(print endofday(datetime(2017-01-01))); print a = t, b = t + 1tick, c = t > datetime(2017-01-01 23:59:59.999999)',
+    );
+    assert.deepEqual(s, { a: '2017-01-01T23:59:59.9999999Z', b: '2017-01-02T00:00:00.0000000Z', c: true });
+    // The largest per-row sum, found by a subquery, selects its row on one worker and three.
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const sum = (l: (typeof LOGS)[number]) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number);
+    const top = rows.reduce((a, b) => (sum(a) >= sum(b) ? a : b));
+    const m = await run(
+      'let m = toscalar(Logs | summarize max(timestamp + latencyMs * 1tick)); Logs | where timestamp + latencyMs * 1tick == m | project id, m',
+    );
+    assert.deepEqual(m.results, [{ id: top.id, m: ticksIso(sum(top)) }]);
+  });
+
+  it('count, dcount, make_list, make_set and percentiles of ticks values, on one worker and three', async () => {
+    const rows = LOGS.filter((l) => l.latencyMs !== null);
+    const ticks = rows.map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number));
+    const sorted = [...ticks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    // Kusto's nearest-rank percentile: the value at rank ceil(p / 100 × n), at least 1.
+    const rank = (p: number) => sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1] as bigint;
+    const e = 'timestamp + latencyMs * 1tick';
+    const r = await run(
+      `Logs | summarize c = count(${e}), d = dcount(${e}), d2 = dcount(endofday(timestamp)), di = dcountif(${e}, latencyMs > 0),
+         p = percentile(${e}, 50), percentiles(${e}, 0, 90, 100), l = make_list(${e}), s = make_set(endofday(timestamp))`,
+      { unorderedLists: true },
+    );
+    const row = r.results[0] as Record<string, unknown>;
+    const days = [...new Set(LOGS.map((l) => endOf('day', l.timestamp.getTime(), 0)))];
+    assert.deepEqual(
+      { ...row, l: [...(row.l as string[])].sort(), s: [...(row.s as string[])].sort() },
+      {
+        c: ticks.length,
+        d: new Set(ticks).size,
+        d2: days.length,
+        di: new Set(
+          rows
+            .filter((l) => (l.latencyMs as number) > 0)
+            .map((l) => BigInt(l.timestamp.getTime()) * 10_000n + BigInt(l.latencyMs as number)),
+        ).size,
+        p: ticksIso(rank(50)),
+        percentile__0: ticksIso(rank(0)),
+        percentile__90: ticksIso(rank(90)),
+        percentile__100: ticksIso(rank(100)),
+        l: ticks.map(ticksIso).sort(),
+        s: days.sort(),
+      },
+    );
+  });
+
+  it('property: a datetime plus or minus random per-row spans equals BigInt tick arithmetic', async function () {
+    this.timeout(120_000);
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2200, 0, 1) }),
+        fc.array(fc.bigInt({ min: -1_000_000_000_000n, max: 1_000_000_000_000n }), { minLength: 1, maxLength: 12 }),
+        async (ms, spans) => {
+          const base = BigInt(ms) * 10_000n;
+          const r = await run(
+            `datatable(i: long, n: long)[${spans.map((n, i) => `${i}, ${n}`).join(', ')}]
+             | extend e = ${tickLit(base)} + n * 1tick, m = ${tickLit(base)} - n * 1tick
+             | extend b = bin(e, 1ms), d = dayofmonth(m), lt = e < ${tickLit(base)}
+             | project i, e, m, b, d, lt`,
+          );
+          const byI = [...r.results].sort((a, b) => Number(a.i) - Number(b.i));
+          assert.deepEqual(
+            byI,
+            spans.map((n, i) => ({
+              i,
+              e: ticksIso(base + n),
+              m: ticksIso(base - n),
+              b: ticksIso(floorDiv(base + n, 10_000n) * 10_000n),
+              d: new Date(Number(floorDiv(base - n, 10_000n))).getUTCDate(),
+              lt: n < 0n,
+            })),
+          );
+        },
+      ),
+      { numRuns: 12 },
+    );
   });
 
   it('property: endof… of random instants and offsets equals the JS Date computation', async function () {

@@ -88,4 +88,15 @@ describe('refused by name (docs/query.md)', () => {
       assert.fail(`accepted: ${query}`);
     });
   }
+
+  it('the series functions refused for an undocumented algorithm say so (decision 0044)', () => {
+    for (const name of ['series_outliers', 'series_decompose_anomalies', 'series_periods_detect', 'series_fit_2lines']) {
+      assert.throws(
+        () => planQuery(`T | extend v = ${name}(d)`, CATALOG),
+        (err: unknown) =>
+          isStrataError(err) && err.message.includes(`'${name}'`) && /documentation does not specify/.test(err.message),
+        name,
+      );
+    }
+  });
 });

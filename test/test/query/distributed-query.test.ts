@@ -602,6 +602,39 @@ describe('distributed queries over worker storage and gRPC', function () {
     assert.deepEqual([past.results, before.results], [[{ Count: 2 }], [{ Count: 1 }]]);
   });
 
+  it('a datetime plus a per-row timespan keeps its ticks across workers: keys, filters, percentiles, lists (decision 0036)', async () => {
+    // latencyMs * 1tick: 0 … 1499 ticks, mostly not whole microseconds; ticks since the Unix epoch in BigInt.
+    const ticksOf = (x: Row) => BigInt(x.ts) * 10_000n + BigInt(x.latencyMs);
+    const iso = (t: bigint) => {
+      const ms = t / 10_000n;
+      return new Date(Number(ms)).toISOString().replace(/\.\d{3}Z$/, `.${String(t % 10_000_000n).padStart(7, '0')}Z`);
+    };
+    const top = await both('app.logs | summarize n = count() by e = timestamp + latencyMs * 1tick | sort by e desc | take 3');
+    const sums = ROWS.map(ticksOf).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    assert.deepEqual(
+      top.results.map((x) => x.e),
+      sums.slice(0, 3).map(iso),
+    );
+    const rows = await both('app.logs | where timestamp + latencyMs * 1tick > datetime(2024-05-01 00:00:47.0000036) | count');
+    const bound = BigInt(Date.UTC(2024, 4, 1, 0, 0, 47)) * 10_000n + 36n;
+    assert.deepEqual(rows.results, [{ Count: ROWS.filter((x) => ticksOf(x) > bound).length }]);
+    const agg = await both(
+      'app.logs | summarize d = dcount(timestamp + latencyMs * 1tick), p = percentile(timestamp + latencyMs * 1tick, 50), l = make_list(timestamp + latencyMs * 1tick)',
+      true,
+    );
+    const sorted = [...sums].reverse();
+    const row = agg.results[0] as Record<string, unknown>;
+    assert.equal(row.d, new Set(sums).size);
+    assert.equal(row.p, iso(sorted[Math.ceil(sorted.length / 2) - 1] as bigint));
+    assert.deepEqual([...(row.l as string[])].sort(), sorted.map(iso).sort());
+    // Passed through from the workers (project + take, no merge work): the wire's ticks become text.
+    const passed = await both('app.logs | where latencyMs == 37 | project e = timestamp + latencyMs * 1tick');
+    assert.deepEqual(
+      passed.results.map((x) => x.e),
+      ROWS.filter((x) => x.latencyMs === 37).map((x) => iso(ticksOf(x))),
+    );
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();

@@ -352,7 +352,10 @@ function passthroughSpec(mergeRel: Rel, columns: Column[], fragments: FragmentSp
   const fragment = fragments[leaf.index] as FragmentSpec;
   const indexes = columns.map((c) => fragment.columns.findIndex((f) => f.id === c.id));
   if (indexes.some((i) => i < 0)) return undefined;
-  // Readable forms equal the wire forms for every type (datetime µs, guid and dynamic as text).
+  // Readable forms equal the wire forms for every type (datetime µs, guid and dynamic as text) but a
+  // datetime carried as ticks: a BIGINT on the fragment wire, Kusto's text once readable (the merge
+  // writes it; passing the BIGINT through printed its ticks as microseconds, year 22201).
+  if (columns.some((c) => c.ticks)) return undefined;
   return { fragment: leaf.index, count: mergeRel.count, columnIndexes: indexes };
 }
 

@@ -254,7 +254,10 @@ export class SqlGenerator {
           const g = this.gen(input.rel);
           const cols = rel.columns.map((c, i) => {
             const src = input.map[i];
-            return src ? sql`${ident(src.id)} AS ${ident(c.id)}` : sql`CAST(NULL AS ${canonical(c.type)}) AS ${ident(c.id)}`;
+            // A leg without the column fills nulls of its type (BIGINT for a ticks datetime).
+            return src
+              ? sql`${ident(src.id)} AS ${ident(c.id)}`
+              : sql`CAST(NULL AS ${duckTypeSql(duckTypeOf(c))}) AS ${ident(c.id)}`;
           });
           return sql`SELECT ${join(cols, ', ')} FROM ${ident(g.name)}`;
         });

@@ -247,8 +247,9 @@ export function percentileDef(multi: boolean, asArray = false): AggregateDef {
       return { n, text: v?.type === 'long' ? String(v.value) : String(n) };
     });
     const p = partial(env, jsonList(x, false, env), 'VARCHAR');
-    const sorted = finalCol(env, x.type);
-    const elementType = DUCKDB_TYPE[x.type];
+    // A datetime carried as ticks sorts as its BIGINT ticks and answers one of them (decision 0036).
+    const sorted = { ...finalCol(env, x.type), ...(x.ticks ? { ticks: true } : {}) };
+    const elementType = duckTypeOfBound(x);
     const listSql = sql`list_sort(flatten(list(CAST(CAST(${ident(p.id)} AS JSON) AS ${elementListType(elementType)}))))`;
     const L = ref(sorted);
     const at = (n: number) => sql`${L}[greatest(1, CAST(ceil(${dbl(n)} / 100.0 * len(${L})) AS BIGINT))]`;
@@ -271,6 +272,7 @@ export function percentileDef(multi: boolean, asArray = false): AggregateDef {
       outputs: ps.map(({ n, text }) => ({
         value: at(n),
         type: x.type,
+        ...(x.ticks ? { ticks: true } : {}),
         name: `percentile_${argName(call)}_${numberForName(text)}`,
       })),
     };
@@ -367,7 +369,9 @@ export function makeListDef(set: boolean, withNulls = false): AggregateDef {
     args(call, 1, 2);
     let x = row.bind(call.args[0] as Expr);
     // Inside dynamic values, datetimes and timespans read the way Kusto writes them.
-    if (x.type === 'datetime' || x.type === 'timespan' || x.type === 'guid') x = convert(x, 'string', call.name);
+    // As JSON strings (a null stays null, skipped or kept by make_list_with_nulls; tostring would
+    // have made it "" and listed it).
+    if (x.type === 'datetime' || x.type === 'timespan' || x.type === 'guid') x = convert(x, 'dynamic', call.name);
     let max: bigint | undefined;
     if (call.args[1]) {
       const m = row.bind(call.args[1]);

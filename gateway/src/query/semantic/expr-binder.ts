@@ -12,15 +12,16 @@ import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isDecimalMix, isNonEmptyConstString, strSql } from './bound.js';
 import { evalBinary, evalNegate } from './const-eval.js';
 import {
+  addSpanTicks,
   ceilMicros,
   floorMicros,
   floorView,
-  inKustoRange,
+  isWholeMicros,
   refusedTicksUse,
+  spanNeedsTicks,
   TICKS_AWARE,
   TICKS_BRANCHES,
   TICKS_FLOOR_SAFE,
-  tickDatetime,
   ticksSql,
 } from './datetime-ticks.js';
 import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
@@ -297,7 +298,7 @@ export class ExprBinder {
     if (folded) return constant(folded, expr.span);
     const tl = l.type;
     const tr = r.type;
-    const out = (type: KqlType, s: Sql): Bound => ({ type, sql: s, span: expr.span });
+    const out = (type: KqlType, s: Sql): Bound => ({ type, sql: s, span: expr.span, ...wholeMicrosFlag(op, l, r, type) });
     const a = l.sql;
     const b = r.sql;
     const fail = () => queryError(`The operator '${op}' cannot be applied to a ${tl} and a ${tr}.`, expr.opSpan);
@@ -578,23 +579,33 @@ function orderTicks(op: string, l: Bound, r: Bound): Sql {
   const flip: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
   // Written as (µs side) op' (ticks side).
   const [a, t, o] = l.ticks ? [r, l, flip[op] as string] : [l, r, op];
+  // Only a stored column gains from the grid (its zone maps); anything else compares in ticks, so a
+  // per-row ticks side (`Timestamp + Duration > ago(1h)`) is not converted back per row.
+  if (!a.column) return cmp(o, ticksSql(a), t.sql);
   const grid = o === '<' || o === '>=' ? ceilMicros(t.sql) : floorMicros(t.sql);
   return cmp(o, a.sql, grid);
 }
 
-/** datetime ± timespan needs ticks when the datetime has them or the span is not whole microseconds. */
-function needsTicks(date: Bound, span: Bound): boolean {
-  if (date.ticks) return true;
-  return span.value?.type === 'timespan' && span.value.value !== null && span.value.value % 10n !== 0n;
+/**
+ * Whether a timespan computed by `op` is whole microseconds whatever its rows (decision 0036's
+ * amendment): then a datetime plus it needs no ticks. The difference of two µs datetimes; a long
+ * times a whole-µs span; a sum, difference or non-negative remainder of whole-µs spans.
+ */
+function wholeMicrosFlag(op: string, l: Bound, r: Bound, type: KqlType): { wholeMicros?: true } {
+  if (type !== 'timespan') return {};
+  const whole = (b: Bound) => b.type === 'timespan' && isWholeMicros(b);
+  const yes =
+    (op === '-' && l.type === 'datetime' && r.type === 'datetime' && !l.ticks && !r.ticks) ||
+    ((op === '+' || op === '-' || op === '%') && whole(l) && whole(r)) ||
+    (op === '*' && ((whole(l) && r.type === 'long') || (l.type === 'long' && whole(r))));
+  return yes ? { wholeMicros: true } : {};
 }
 
 /** datetime + timespan, timespan + datetime or datetime − timespan in ticks, when they need them; null past Kusto's range. */
 function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | undefined {
-  const add = (d: Bound, t: Bound, sign: '+' | '-') =>
-    tickDatetime(inKustoRange(sql`(CAST(${ticksSql(d)} AS HUGEINT) ${sign === '+' ? sql`+` : sql`-`} ${t.sql})`), span);
-  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '+');
-  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && needsTicks(r, l)) return add(r, l, '+');
-  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && needsTicks(l, r)) return add(l, r, '-');
+  if (op === '+' && l.type === 'datetime' && r.type === 'timespan' && spanNeedsTicks(l, r)) return addSpanTicks(l, r, '+', span);
+  if (op === '+' && l.type === 'timespan' && r.type === 'datetime' && spanNeedsTicks(r, l)) return addSpanTicks(r, l, '+', span);
+  if (op === '-' && l.type === 'datetime' && r.type === 'timespan' && spanNeedsTicks(l, r)) return addSpanTicks(l, r, '-', span);
   return undefined;
 }
 
@@ -604,17 +615,8 @@ function datetimeSpanTicks(op: string, l: Bound, r: Bound, span: Span): Bound | 
  */
 function ticksArguments(name: string, args: Bound[], span: Span): Bound[] {
   if (TICKS_AWARE.has(name)) return args;
-  if (TICKS_FLOOR_SAFE.has(name) || wholeMicrosecondBin(name, args)) return args.map(floorView);
+  if (TICKS_FLOOR_SAFE.has(name)) return args.map(floorView);
   throw refusedTicksUse(`'${name}'`, args.find((a) => a.ticks)?.span ?? span);
-}
-
-/**
- * bin/floor of a datetime by a constant size of whole microseconds: every bin boundary is a whole
- * microsecond, so a value and its microsecond floor fall in the same bin.
- */
-function wholeMicrosecondBin(name: string, args: Bound[]): boolean {
-  const size = args[1]?.value;
-  return (name === 'bin' || name === 'floor') && size?.type === 'timespan' && size.value !== null && size.value % 10n === 0n;
 }
 
 export function identOf(col: Column): Sql {

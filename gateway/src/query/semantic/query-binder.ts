@@ -29,7 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
-import { refusedTicksUse, ticksFlag, ticksOfMicros } from './datetime-ticks.js';
+import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
@@ -172,8 +172,17 @@ export class QueryBinder {
     this.inputSerialized = serialized;
     const column = relColumns(rel)[0];
     if (!column) throw queryError('toscalar() needs a tabular expression with at least one column.', expr.span);
-    // Its value travels as a TIMESTAMP parameter (scalar-query.ts), which cannot hold the ticks.
-    if (column.ticks) throw refusedTicksUse('toscalar', expr.span);
+    // A datetime carried as ticks travels as its BIGINT ticks (a long column of its own), not as
+    // the TIMESTAMP parameter a datetime uses, and comes back marked (decision 0044).
+    if (column.ticks) {
+      const ticks: Column = this.newColumn(column.name, 'long');
+      const query = scalarQuery(
+        { kind: 'project', input: rel, outputs: [{ col: ticks, sql: identOf(column) }], columns: [ticks] },
+        ticks,
+      );
+      this.scalars.push(query);
+      return tickDatetime(query.sql, expr.span);
+    }
     const query = scalarQuery(rel, column);
     this.scalars.push(query);
     return { type: column.type, sql: query.sql, span: expr.span };
@@ -614,16 +623,20 @@ export class QueryBinder {
       return this.newColumn(c.name, c.type);
     });
     const binder = this.exprBinder([]);
-    const rows: Sql[][] = [];
-    for (let i = 0; i < src.values.length; i += columns.length) {
-      rows.push(
-        columns.map((col, j) => {
-          const b = binder.bind(src.values[i + j] as Expr);
-          return this.valueOfType(b, col.type, 'datatable');
-        }),
-      );
-    }
-    return { kind: 'values', columns, rows };
+    const bound: Bound[][] = [];
+    for (let i = 0; i < src.values.length; i += columns.length)
+      bound.push(columns.map((_, j) => binder.bind(src.values[i + j] as Expr)));
+    // A datetime column with a value carried as ticks (a 7-digit literal) holds every value as
+    // ticks (decision 0044).
+    const ticks = columns.map((c, j) => c.type === 'datetime' && bound.some((row) => row[j]?.ticks));
+    const rows = bound.map((row) =>
+      row.map((b, j) => {
+        if (!ticks[j]) return this.valueOfType(b, (columns[j] as Column).type, 'datatable');
+        if (b.type !== 'datetime') throw queryError(`datatable: a ${b.type} value cannot go into a datetime column.`, b.span);
+        return b.value !== undefined && b.value.value === null ? sql`CAST(NULL AS BIGINT)` : ticksSql(b);
+      }),
+    );
+    return { kind: 'values', columns: columns.map((c, j) => (ticks[j] ? { ...c, ticks: true } : c)), rows };
   }
 
   /** A value stored into a column of a declared type (datatable, parse). */
@@ -735,7 +748,27 @@ export class QueryBinder {
     };
   }
 
-  union(inputs: Rel[]): Rel {
+  union(legs: Rel[]): Rel {
+    // A datetime column carried as ticks in one input makes the same column ticks in every input
+    // (decision 0044): the others convert their TIMESTAMPs in a projection of their own.
+    const ticksNames = new Set(
+      legs.flatMap((rel) =>
+        relColumns(rel)
+          .filter((c) => c.ticks)
+          .map((c) => c.name),
+      ),
+    );
+    const inputs = legs.map((rel): Rel => {
+      const cols = relColumns(rel);
+      const convert = (c: Column) => c.type === 'datetime' && !c.ticks && ticksNames.has(c.name);
+      if (!cols.some(convert)) return rel;
+      const outputs: Output[] = cols.map((c) =>
+        convert(c)
+          ? { col: { ...this.newColumn(c.name, c.type), ticks: true }, sql: ticksOfMicros(identOf(c)) }
+          : { col: c, sql: identOf(c) },
+      );
+      return { kind: 'project', input: rel, outputs, columns: outputs.map((o) => o.col) };
+    });
     // Columns by name in order of first appearance; a name with different types in different
     // inputs becomes one column per type (name_long, name_string), as Kusto does.
     const typesByName = new Map<string, Set<KqlType>>();
@@ -750,11 +783,10 @@ export class QueryBinder {
     const byKey = new Map<string, Column>();
     for (const rel of inputs) {
       for (const c of relColumns(rel)) {
-        if (c.ticks) throw refusedTicksUse(`union (the column '${c.name}')`);
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
-        const col = this.newColumn(name, c.type);
+        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c) };
         byKey.set(k, col);
         columns.push(col);
       }

@@ -13,10 +13,12 @@ import type { KqlType } from '../../types.js';
 import { type Bound, coerce } from '../bound.js';
 import {
   EPOCH_TICKS as EPOCH_TICKS_N,
+  floorDiv,
   floorMicros,
   floorMod,
   floorView,
   inKustoRange,
+  isWholeMicros,
   PERIODS_IN_RANGE,
   tickDatetime,
   ticksOfMicros,
@@ -93,9 +95,13 @@ function binAtSql(value: Bound, size: Bound, fixed: Bound, call: CallExpr): Boun
   if (value.type === 'datetime') {
     want(size, ['timespan'], call, 'bin size');
     want(fixed, ['datetime'], call, 'fixed point');
-    const [t, f, s] = [ticksOf(value.sql), ticksOf(fixed.sql), size.sql];
+    const [t, f, s] = [ticksSql(value), ticksSql(fixed), size.sql];
     // floor((t - f) / s) * s + f, with a floor that rounds negatives down.
     const floored = sql`(${t} - (((${t} - ${f}) % ${s}) + ${s}) % ${s})`;
+    // A bin boundary below the microsecond (a ticks value or fixed point, a size that may not be
+    // whole microseconds) is answered in ticks (decision 0044); fromTicks would drop the digit.
+    if (value.ticks || fixed.ticks || !isWholeMicros(size))
+      return tickDatetime(sql`(CASE WHEN ${s} > 0 THEN ${inKustoRange(floored)} END)`, call.span);
     return result('datetime', sql`(CASE WHEN ${s} > 0 THEN ${fromTicks(floored)} END)`, call);
   }
   if (value.type === 'timespan') {
@@ -263,6 +269,21 @@ const unixTime =
     return result('datetime', sql`(CASE WHEN ${inRange} THEN ${inRangeUs(sql`make_timestamp(${us})`)} END)`, call);
   };
 
+/**
+ * datetime_utc_to_local / datetime_local_to_utc. A zone's offset is whole seconds, so a datetime
+ * carried as ticks shifts its microsecond floor and keeps the digit below (decision 0036's
+ * amendment).
+ */
+function timeZoneShift(args: Bound[], call: CallExpr, shift: (x: Sql, tz: Sql) => Sql): Bound {
+  arity(call, args.length, 2);
+  const b = args[0] as Bound;
+  date(b, call);
+  const tz = sql`${str(timeZone(args[1] as Bound, call))}`;
+  if (!b.ticks) return result('datetime', shift(b.sql, tz), call);
+  const shifted = ticksOfMicros(shift(floorMicros(b.sql), tz));
+  return tickDatetime(sql`(${shifted} + ${floorMod(b.sql, 10n)})`, call.span);
+}
+
 const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   bin_at: (args, call) => {
     arity(call, args.length, 3);
@@ -360,19 +381,22 @@ const IMPLEMENTATIONS: Record<string, ScalarFn> = {
   unixtime_seconds_todatetime: unixTime(1_000_000),
   unixtime_milliseconds_todatetime: unixTime(1000),
   unixtime_microseconds_todatetime: unixTime(1),
-  unixtime_nanoseconds_todatetime: unixTime(0.001),
-  datetime_utc_to_local: (args, call) => {
-    arity(call, args.length, 2);
-    const x = date(args[0] as Bound, call);
-    const tz = timeZone(args[1] as Bound, call);
-    return result('datetime', sql`timezone(${str(tz)}, timezone('UTC', ${x}))`, call);
+  unixtime_nanoseconds_todatetime: (args, call) => {
+    arity(call, args.length, 1);
+    const v = args[0] as Bound;
+    want(v, ['long', 'real'], call, 'value');
+    // Kusto's datetime holds 100 ns ticks, so the answer keeps them (decision 0036's amendment):
+    // the floor of nanoseconds / 100, exact for a long; a real is a double (53 bits), so its ticks
+    // are what the double holds. Kusto's range checked on the value before any product or cast.
+    const ticks =
+      v.type === 'long'
+        ? sql`(${floorDiv(v.sql, 100n)} + ${EPOCH_TICKS})`
+        : sql`(CAST(floor(${v.sql} / 100) AS BIGINT) + ${EPOCH_TICKS})`;
+    const inRange = sql`${coerce(v, 'real')} BETWEEN ${dbl(MIN_US * 1000)} AND ${dbl(MAX_US * 1000)}`;
+    return tickDatetime(sql`(CASE WHEN ${inRange} THEN ${inKustoRange(ticks)} END)`, call.span);
   },
-  datetime_local_to_utc: (args, call) => {
-    arity(call, args.length, 2);
-    const x = date(args[0] as Bound, call);
-    const tz = timeZone(args[1] as Bound, call);
-    return result('datetime', sql`timezone('UTC', timezone(${str(tz)}, ${x}))`, call);
-  },
+  datetime_utc_to_local: (args, call) => timeZoneShift(args, call, (x, tz) => sql`timezone(${tz}, timezone('UTC', ${x}))`),
+  datetime_local_to_utc: (args, call) => timeZoneShift(args, call, (x, tz) => sql`timezone('UTC', timezone(${tz}, ${x}))`),
 };
 
 /**
@@ -456,7 +480,7 @@ const unix = (unit: string) =>
   fn(
     `unixtime_${unit}_todatetime`,
     [`unixtime_${unit}_todatetime(${unit}: long|real): datetime`],
-    `datetime from Unix ${unit}; null out of range${unit === 'nanoseconds' ? ' (kept to the microsecond)' : ''}`,
+    `datetime from Unix ${unit}; null out of range${unit === 'nanoseconds' ? ' (kept to the 100 ns tick, floored)' : ''}`,
   );
 
 export const DATETIME_FUNCTIONS: readonly ScalarFunctionEntry[] = [

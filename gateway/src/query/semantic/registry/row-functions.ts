@@ -9,6 +9,7 @@ import { queryError } from '../../errors.js';
 import { int, type Sql, sql } from '../../sql/sql.js';
 import type { Expr } from '../../syntax/ast.js';
 import { type Bound, coerce, unify } from '../bound.js';
+import { tickDatetime, ticksSql } from '../datetime-ticks.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { ROW_ORDER } from '../rel.js';
 import { arity } from './arguments.js';
@@ -44,9 +45,14 @@ const prevNext =
     const x = args[0] as Bound;
     const offset = constLong(args[1], call, 'offset', 1n);
     const def = args[2];
+    const f: Sql = fn === 'lag' ? sql`lag` : sql`lead`;
+    // A datetime carried as ticks (decision 0036): the value and a datetime default as ticks.
+    if (x.type === 'datetime' && (!def || def.type === 'datetime') && (x.ticks || def?.ticks)) {
+      const d = def ? (def.value?.value === null ? sql`CAST(NULL AS BIGINT)` : ticksSql(def)) : sql`NULL`;
+      return tickDatetime(sql`${f}(${ticksSql(x)}, ${int(offset)}, ${d}) ${OVER}`, call.span);
+    }
     const type = def ? unify([x, def], `'${call.name}'`) : x.type;
     const dflt = def ? coerce(def, type) : sql`NULL`;
-    const f: Sql = fn === 'lag' ? sql`lag` : sql`lead`;
     const value = sql`${f}(${coerce(x, type)}, ${int(offset)}, ${dflt}) ${OVER}`;
     // Strings are never null: before the first row prev gives "".
     return { type, sql: type === 'string' ? sql`coalesce(${value}, '')` : value, span: call.span };
@@ -75,11 +81,11 @@ function usesRowFunction(node: unknown): boolean {
   return Object.values(node).some(usesRowFunction);
 }
 
-/** A constant timespan argument of row_window_session, in microseconds (timespans are 100 ns ticks). */
-function constSpanUs(b: Bound, call: CallExpr, what: string): bigint {
+/** A constant timespan argument of row_window_session, in 100 ns ticks. */
+function constSpanTicks(b: Bound, call: CallExpr, what: string): bigint {
   if (b.type !== 'timespan' || b.value?.type !== 'timespan' || b.value.value === null)
     throw queryError(`The ${what} of '${call.name}' must be a constant timespan.`, b.span);
-  return (b.value.value as bigint) / 10n;
+  return b.value.value as bigint;
 }
 
 /**
@@ -105,12 +111,20 @@ function rowWindowSession(args: Bound[], call: CallExpr, binder: ExprBinder): Bo
     );
   if (x.type !== 'datetime')
     throw queryError(`The first argument of 'row_window_session' must be a datetime; this is a ${x.type}.`, x.span);
-  const first = int(constSpanUs(args[1] as Bound, call, 'maximum distance from the first value'));
-  const neighbors = int(constSpanUs(args[2] as Bound, call, 'maximum distance between neighbors'));
+  const limits = [
+    constSpanTicks(args[1] as Bound, call, 'maximum distance from the first value'),
+    constSpanTicks(args[2] as Bound, call, 'maximum distance between neighbors'),
+  ];
+  // Folded in microseconds, or in ticks where a value or a limit can hold a digit below the
+  // microsecond (decision 0044): a µs fold would truncate them.
+  const inTicks = x.ticks === true || limits.some((l) => l % 10n !== 0n);
+  const unit = (l: bigint | undefined) => int(inTicks ? (l as bigint) : (l as bigint) / 10n);
+  const first = unit(limits[0]);
+  const neighbors = unit(limits[1]);
   const restart = args[3];
   if (restart && restart.type !== 'bool')
     throw queryError(`The restart argument of '${call.name}' must be a bool.`, restart.span);
-  const us = sql`epoch_us(${x.sql})`;
+  const us = inTicks ? ticksSql(x) : sql`epoch_us(${x.sql})`;
   const cut = sql`(coalesce(${restart ? restart.sql : sql`false`}, false) OR coalesce(${us} - lag(${us}) OVER (${ROW_ORDER}) >= ${neighbors}, true))`;
   const segment = binder.ctx.rowFunctions?.restart;
   if (!segment) throw queryError(`'${call.name}' is supported in extend, project and serialize.`, call.nameSpan);
@@ -119,6 +133,7 @@ function rowWindowSession(args: Bound[], call: CallExpr, binder: ExprBinder): Bo
   // The fold's state and elements share one type (list_reduce needs it): {s: session start, p: previous}.
   const step = sql`lambda acc, e: CASE WHEN e.p IS NULL THEN {'s': NULL::BIGINT, 'p': NULL::BIGINT} WHEN acc.s IS NULL OR e.p - acc.s >= ${first} OR e.p - acc.p >= ${neighbors} THEN e ELSE {'s': acc.s, 'p': e.p} END`;
   const start = sql`list_reduce(${values}, ${step}, {'s': NULL::BIGINT, 'p': NULL::BIGINT}).s`;
+  if (inTicks) return tickDatetime(start, call.span);
   return { type: 'datetime', sql: sql`make_timestamp(${start})`, span: call.span };
 }
 

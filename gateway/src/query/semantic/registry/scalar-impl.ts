@@ -17,9 +17,9 @@ import {
   tickDigit,
 } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
-import { type Bound, coerce, constant, convert, strSql, unify } from '../bound.js';
+import { type Bound, coerce, constant, convert, parsedTicks, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
-import { floorMod, floorView } from '../datetime-ticks.js';
+import { addSpanTicks, floorMod, floorView, isWholeMicros, spanNeedsTicks, tickDatetime, ticksSql } from '../datetime-ticks.js';
 import { withEpochMicros } from '../epoch-bin-key.js';
 import type { ExprBinder } from '../expr-binder.js';
 import { decimalAbs, decimalBin, decimalFloor, decimalRound } from './decimal-functions.js';
@@ -77,6 +77,9 @@ function toFn(target: KqlType): ScalarFn {
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
     if (a.type === target) return { ...a, span: call.span };
+    // Text per row keeps a 7th fractional digit (decision 0044).
+    if (target === 'datetime' && (a.type === 'string' || a.type === 'dynamic') && a.value === undefined)
+      return parsedTicks(a, call.span);
     return { ...convert(a, target, call.name), span: call.span };
   };
 }
@@ -89,6 +92,15 @@ function binSql(value: Bound, size: Bound, call: CallExpr): Bound {
   const s = size;
   const positive = (x: Sql) =>
     s.value && s.value.value !== null && Number(s.value.value) > 0 ? x : sql`(CASE WHEN ${s.sql} > 0 THEN ${x} END)`;
+  if (v.type === 'datetime' && (v.ticks || !isWholeMicros(s))) {
+    want(s, ['timespan'], call, 'bin size');
+    // A ticks value by a whole-µs constant size: every boundary is a whole microsecond, so the
+    // value's microsecond floor falls in the same bin (decision 0036).
+    if (s.value?.type === 'timespan' && isWholeMicros(s)) return binSql(floorView(v), s, call);
+    // Bins below the microsecond: floor the ticks since 0001-01-01 (always >= 0) in ticks (decision 0044).
+    const t = ticksSql(v);
+    return tickDatetime(positive(sql`(${t} - ${t} % ${s.sql})`), call.span);
+  }
   if (v.type === 'datetime') {
     want(s, ['timespan'], call, 'bin size');
     const size = s.value?.type === 'timespan' ? s.value.value : null;
@@ -256,6 +268,9 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     }
     want(a, ['timespan'], call);
     const now = binder.ctx.nowUs;
+    // A span that may not be whole microseconds (a constant like 1tick, or per row) keeps its ticks.
+    const at = constant({ type: 'datetime', value: now }, call.span);
+    if (spanNeedsTicks(at, a)) return addSpanTicks(at, a, '-', call.span);
     if (a.value?.type === 'timespan' && a.value.value !== null) {
       const v = evalBinary('-', { type: 'datetime', value: now }, a.value);
       if (v) return constant(v, call.span);
@@ -268,6 +283,8 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     const offset = args[0];
     if (!offset) return constant(now, call.span);
     want(offset, ['timespan'], call, 'offset');
+    const at = constant(now, call.span);
+    if (spanNeedsTicks(at, offset)) return addSpanTicks(at, offset, '+', call.span);
     const v = offset.value ? evalBinary('+', now, offset.value) : undefined;
     if (v) return constant(v, call.span);
     return bound('datetime', sql`(${ts(binder.ctx.nowUs)} + to_microseconds(${offset.sql} // 10))`, call);
