@@ -8,7 +8,16 @@
 // (`strata start`). Everything is timed interleaved (one run of each variant in turn), medians.
 //
 //   npm run build && node bench/query/query-bench.mjs [--rows 10000000] [--runs 5] [--only-one] [--no-peers]
-//     [--etcd] [--repeat 3] [--match "string filter"]
+//     [--etcd] [--repeat 3] [--match "string filter"] [--layout settled|fresh] [--settle-timeout 1800]
+//
+// --layout settled (the default) runs the clusters' compaction until it has nothing left to do
+// before measuring (settle.mjs): a production worker compacts (the master merges small segments
+// up to 1 GB every 5 minutes), so the compacted layout is the steady state a deployment queries;
+// the fresh layout is only the minutes after a load, and the master's first compaction cycle (5
+// minutes after start) would otherwise merge it while the queries run. --layout fresh measures the
+// segments as loaded (as before this option; compaction may then run during the queries). The
+// layout measured is printed. --settle-timeout bounds the settling (seconds; the bench stops with
+// a message past it).
 //
 // --etcd runs the in-process clusters on a real etcd process, as deployed (every query reads its
 // account view from etcd), instead of the embedded coordinator.
@@ -34,6 +43,7 @@ import {
   startCluster,
   startProcessCluster,
 } from './bench-cluster.mjs';
+import { describeLayout, settleCompaction } from './settle.mjs';
 
 const ROWS = numberArg('rows', 10_000_000);
 const RUNS = numberArg('runs', 5);
@@ -43,6 +53,20 @@ const ETCD = { etcd: process.argv.includes('--etcd') };
 const REPEAT = numberArg('repeat', 1);
 // --match TEXT: only the queries whose name contains TEXT.
 const MATCH = process.argv.includes('--match') ? process.argv[process.argv.indexOf('--match') + 1] : undefined;
+const LAYOUT = process.argv.includes('--layout') ? process.argv[process.argv.indexOf('--layout') + 1] : 'settled';
+if (LAYOUT !== 'settled' && LAYOUT !== 'fresh') throw new Error(`--layout is settled or fresh, not ${LAYOUT}`);
+const SETTLE_TIMEOUT_MS = numberArg('settle-timeout', 1800) * 1000;
+
+/** In the settled layout, compaction first (settle.mjs); then the layout measured, printed. */
+async function settle(cluster, name) {
+  if (LAYOUT === 'settled') {
+    const t = performance.now();
+    const cycles = await settleCompaction(cluster, { timeoutMs: SETTLE_TIMEOUT_MS });
+    console.log(`${name}: compaction settled after ${cycles} cycle(s) in ${secs(t)} s`);
+  }
+  for (const [w, worker] of cluster.workers.entries())
+    console.log(`${name}, worker ${w}, layout (${LAYOUT}): ${await describeLayout(worker.storage)}`);
+}
 
 /**
  * Copies exactly the segment files the worker lists, unchanged from before the copy to after it
@@ -105,6 +129,7 @@ try {
   one = await startCluster('one', 1, ETCD);
   const n1 = await loadRows(one.workers[0].storage, ROWS, 0, 1);
   console.log(`loaded ${n1.toLocaleString('en')} rows into one worker in ${secs(t)} s`);
+  await settle(one, 'one worker');
   console.log(await termIndexSize(one.workers[0].storage));
   if (!ONLY_ONE) {
     t = performance.now();
@@ -114,6 +139,7 @@ try {
       loadRows(two.workers[1].storage, ROWS, 1, 2),
     ]);
     console.log(`loaded ${a.toLocaleString('en')} + ${b.toLocaleString('en')} rows into two workers in ${secs(t)} s`);
+    await settle(two, 'two workers');
     // The same two workers' data for the process cluster: copied while the in-process cluster is
     // stopped (a DuckDB file has one process at a time), then that cluster starts again on its own.
     await two.stop();

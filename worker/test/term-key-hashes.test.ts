@@ -153,8 +153,8 @@ describe('term keys from bytes (term-key-hashes.ts)', () => {
       d.cleanup();
     }
   });
-  it('keeps the segment filter of a column whose keys summed over blocks pass the bound (a large compacted segment)', async () => {
-    // Six blocks, each holding all 80 words: 480 block keys, past 4 × 100, yet 80 distinct.
+  it('keeps the segment filter of a column whose keys summed over one window of blocks pass the bound', async () => {
+    // Six blocks in one window (term-blocks.ts), each holding all 80 words: 480 block keys, past 4 × 100, yet 80 distinct.
     const d = tempDir();
     const db = await DuckDBInstance.create(':memory:');
     const conn = await db.connect();

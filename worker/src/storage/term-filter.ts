@@ -19,8 +19,11 @@ import type { KeyHashSet } from './term-key-hashes.js';
 export const TERM_FILTER_VERSION = 1;
 
 /** Bits per key and hash functions: ~1 % false positives (k = bits · ln 2 ≈ 7). */
-const BITS_PER_KEY = 10;
+export const BITS_PER_KEY = 10;
 const HASHES = 7;
+
+/** The number of hash functions that gives the fewest false positives at `bitsPerKey` (bits · ln 2). */
+const hashesFor = (bitsPerKey: number) => Math.max(1, Math.min(32, Math.round(bitsPerKey * Math.LN2)));
 
 type Hasher = Awaited<ReturnType<typeof xxhash>>;
 let hasherPromise: Promise<Hasher> | undefined;
@@ -45,18 +48,22 @@ export class TermFilter {
     return filter;
   }
 
-  /** The same filter as `of` the keys whose hash pairs these are (term-key-hashes.ts). */
-  static async ofKeyHashes(keys: KeyHashSet): Promise<TermFilter> {
-    const filter = TermFilter.sized(keys.size, await termHasher());
+  /**
+   * The same filter as `of` the keys whose hash pairs these are (term-key-hashes.ts). A larger
+   * `bitsPerKey` gives fewer false positives (block filters of a large segment, term-blocks.ts);
+   * the stored form keeps the bits and the number of hashes, so any size reads back alike.
+   */
+  static async ofKeyHashes(keys: KeyHashSet, bitsPerKey = BITS_PER_KEY): Promise<TermFilter> {
+    const filter = TermFilter.sized(keys.size, await termHasher(), bitsPerKey);
     keys.forEach((h1, h2) => {
       filter.addHashes(h1, h2);
     });
     return filter;
   }
 
-  private static sized(count: number, hasher: Hasher): TermFilter {
-    const bytes = Math.max(8, Math.ceil((Math.max(1, count) * BITS_PER_KEY) / 8));
-    return new TermFilter(new Uint8Array(bytes), HASHES, hasher);
+  private static sized(count: number, hasher: Hasher, bitsPerKey = BITS_PER_KEY): TermFilter {
+    const bytes = Math.max(8, Math.ceil((Math.max(1, count) * bitsPerKey) / 8));
+    return new TermFilter(new Uint8Array(bytes), bitsPerKey === BITS_PER_KEY ? HASHES : hashesFor(bitsPerKey), hasher);
   }
 
   /** A stored filter (its bits are used as they are). */
@@ -96,5 +103,21 @@ export class TermFilter {
   /** False only if `key` was never added. */
   mayHold(key: string): boolean {
     return this.positions(key).every((p) => (this.bits[p >>> 3]! & (1 << (p & 7))) !== 0);
+  }
+
+  /**
+   * mayHold for the key whose hashes are h1 = xxh32(key, 0) and h2 = xxh32(key, 1): a key looked
+   * up in the many block filters of a large segment is hashed once, not once per filter.
+   */
+  mayHoldHashes(h1: number, h2: number): boolean {
+    const m = this.bits.length * 8;
+    const step = ((h2 | 1) >>> 0) % m;
+    let p = h1 % m;
+    for (let j = 0; j < this.hashes; j++) {
+      if ((this.bits[p >>> 3]! & (1 << (p & 7))) === 0) return false;
+      p += step;
+      if (p >= m) p -= m;
+    }
+    return true;
   }
 }

@@ -16,8 +16,11 @@ import { blobValue, type DuckDBValue } from '@duckdb/node-api';
 import { type ColumnSchema, quoteIdentifier, quoteLiteral, type TermHint, visitChunkStrings } from '@strata/common';
 import type { SegmentInfo } from './catalog.js';
 import { type SegmentFormat, segmentSources } from './segment-format.js';
-import { TERM_FILTER_VERSION, TermFilter } from './term-filter.js';
-import { KeyHashSet, TermKeyCutter } from './term-key-hashes.js';
+import { type BlockFilter, columnBlockFilters, maxRowRanges, TERM_BLOCK_ROWS } from './term-blocks.js';
+import { TERM_FILTER_VERSION, TermFilter, termHasher } from './term-filter.js';
+import { type KeyHashSet, TermKeyCutter } from './term-key-hashes.js';
+
+export { type BlockFilter, TERM_BLOCK_ROWS } from './term-blocks.js';
 
 export const TERM_INDEX_DDL = `CREATE TABLE IF NOT EXISTS strata_term_index (
      segment_id VARCHAR NOT NULL,
@@ -48,28 +51,10 @@ export const TERM_BLOCKS_DDL = `CREATE TABLE IF NOT EXISTS strata_term_blocks (
      PRIMARY KEY (segment_id, column_name, first_row))`;
 
 /**
- * Rows per block: 8 DuckDB vectors. DuckDB skips the vectors outside a `rowid BETWEEN` range of a
- * table scan (measured: a 2,048-row range of a 600,000-row segment 0.8 ms against 116 ms for the
- * whole message column), so blocks finer than a row group (122,880 rows) pay off; finer still
- * would cost more filters and catalog rows per segment.
- */
-export const TERM_BLOCK_ROWS = 16_384;
-
-/** A segment's rows in at most this many ranges are read range by range; more, the whole segment. */
-const MAX_ROW_RANGES = 8;
-
-/**
  * A column with more distinct keys than this in one segment gets no filter (it would cost
  * 1.25 bytes a key, and the build holds the keys in memory): its segments are scanned.
  */
 export const MAX_KEYS_PER_COLUMN = 2_000_000;
-
-/** A filter of the term keys of rows [firstRow, firstRow + rowCount) of a segment. */
-export interface BlockFilter {
-  firstRow: number;
-  rowCount: number;
-  filter: TermFilter;
-}
 
 /** One segment's filters by column name (and per block, for 'duckdb' files), ready to be listed with it. */
 export type SegmentTermIndex = Map<string, TermFilter & { keyCount: number; blocks?: BlockFilter[] }>;
@@ -108,54 +93,6 @@ async function columnKeys(
   }
 }
 
-/** Texts per block that the distinct values of a block are concatenated into (VALUE_GROUPS' reason). */
-const BLOCK_VALUE_GROUPS = 64;
-
-/**
- * The term keys of one column of a 'duckdb' segment file per block of rows (by rowid), and of the
- * whole segment (the union: the same pairs as columnKeys finds, so the same segment filter), in
- * one pass over the column. Undefined past MAX_KEYS_PER_COLUMN.
- */
-async function columnBlockKeys(
-  conn: DuckDBConnection,
-  source: string,
-  column: string,
-  maxKeys: number,
-): Promise<{ whole: KeyHashSet; blocks: Map<number, KeyHashSet> } | undefined> {
-  const c = quoteIdentifier(column);
-  const result = await conn.stream(
-    `SELECT blk, string_agg(v, ' ') FROM (SELECT DISTINCT (rowid // ${TERM_BLOCK_ROWS})::INTEGER AS blk, ${c} AS v
-       FROM ${source} WHERE ${c} IS NOT NULL) GROUP BY blk, hash(v) % ${BLOCK_VALUE_GROUPS}`,
-  );
-  const cutters = new Map<number, TermKeyCutter>();
-  let keys = 0;
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    const blocks = chunk.getColumnValues(0) as number[];
-    visitChunkStrings(chunk, 1, (bytes, start, end, row) => {
-      const block = blocks[row]!;
-      let cutter = cutters.get(block);
-      if (!cutter) {
-        cutter = new TermKeyCutter();
-        cutters.set(block, cutter);
-      }
-      const before = cutter.keys.size;
-      cutter.addText(bytes, start, end);
-      keys += cutter.keys.size - before;
-    });
-    // Keys repeat across blocks: bound the sum so a column far past the limit stops early.
-    if (keys > 4 * maxKeys) return undefined;
-  }
-  const whole = new KeyHashSet();
-  for (const cutter of cutters.values())
-    cutter.keys.forEach((h1, h2) => {
-      whole.add(h1, h2);
-    });
-  if (whole.size > maxKeys) return undefined;
-  return { whole, blocks: new Map([...cutters].map(([block, cutter]) => [block, cutter.keys])) };
-}
-
 /** Builds the filters of a segment file written with `columns` (its String columns only). */
 export async function buildTermIndex(
   conn: DuckDBConnection,
@@ -170,24 +107,16 @@ export async function buildTermIndex(
   for (const c of columns) {
     if (c.type !== 'String') continue;
     if (format === 'duckdb') {
-      const keys = await columnBlockKeys(conn, source!, c.name, maxKeys);
-      // Past the bound on keys summed over blocks (a large compacted segment: 30 M bench rows
-      // sum ~10 M block keys of the message column, 8 M allowed), the segment filter alone, as
-      // before block filters existed: without it every query with a term would read the column.
+      const keys = await columnBlockFilters(conn, source!, c.name, maxKeys);
+      // Past a bound of the block pass (term-blocks.ts), the segment filter alone, as before
+      // block filters existed: without it every query with a term would read the column.
       if (!keys) {
         const whole = await columnKeys(conn, source!, c.name, maxKeys);
         if (whole) index.set(c.name, Object.assign(await TermFilter.ofKeyHashes(whole), { keyCount: whole.size }));
         continue;
       }
       const filter = await TermFilter.ofKeyHashes(keys.whole);
-      const blocks: BlockFilter[] = [];
-      for (const [block, blockKeys] of [...keys.blocks].sort((a, b) => a[0] - b[0]))
-        blocks.push({
-          firstRow: block * TERM_BLOCK_ROWS,
-          rowCount: TERM_BLOCK_ROWS,
-          filter: await TermFilter.ofKeyHashes(blockKeys),
-        });
-      index.set(c.name, Object.assign(filter, { keyCount: keys.whole.size, blocks }));
+      index.set(c.name, Object.assign(filter, { keyCount: keys.whole.size, blocks: keys.blocks }));
       continue;
     }
     const keys = await columnKeys(conn, source!, c.name, maxKeys);
@@ -322,8 +251,8 @@ export async function segmentsWithTerms(
 
 /**
  * For the segments (already left in by segmentsWithTerms) whose block filters prove that only some
- * of their rows can pass the hints: those rows, as inclusive rowid ranges, at most MAX_ROW_RANGES
- * per segment. A segment not in the answer is read whole: no block filters for any hinted column
+ * of their rows can pass the hints: those rows, as inclusive rowid ranges, at most maxRowRanges
+ * per segment (term-blocks.ts). A segment not in the answer is read whole: no block filters for any hinted column
  * (Parquet, older segments), or every block may hold the terms, or too many ranges. Reads missing
  * block filters in the caller's transaction (the scan's snapshot).
  */
@@ -360,12 +289,17 @@ export async function segmentRowRanges(
         blocks.reduce((n, b) => n + b.filter.bits.length, 64),
       );
   }
+  // Each key hashed once for every block filter it is looked up in (a 1 GB segment has 1,831).
+  const hasher = await termHasher();
+  const hashed = hints.map((h) => h.anyOf.map((alt) => alt.map((k) => [hasher.h32(k, 0), hasher.h32(k, 1)] as const)));
+  const blockMayMatch = (f: TermFilter, hint: number) =>
+    hashed[hint]!.some((alt) => alt.every(([h1, h2]) => f.mayHoldHashes(h1, h2)));
   for (const s of candidates) {
     // Per hint with block filters, the rows that may pass it; rows outside every block of a
     // column hold no value of it (a NULL does not pass a term test).
     const perHint: boolean[][] = [];
     const blockCount = Math.ceil(s.rowCount / TERM_BLOCK_ROWS);
-    for (const h of hints) {
+    for (const [hint, h] of hints.entries()) {
       const key = cacheKey(s.segmentId, h.column);
       const blocks = found.get(key) ?? blockCache.get(key) ?? [];
       if (blocks.length === 0) continue; // no block filters for this column: it narrows nothing
@@ -377,7 +311,7 @@ export async function segmentRowRanges(
           may.fill(true);
           break;
         }
-        may[i] = mayMatch(b.filter, h);
+        may[i] = blockMayMatch(b.filter, hint);
       }
       perHint.push(may);
     }
@@ -392,7 +326,7 @@ export async function segmentRowRanges(
       else ranges.push([first, last]);
     }
     const whole = ranges.length === 1 && ranges[0]![0] === 0 && ranges[0]![1] === s.rowCount - 1;
-    if (!whole && ranges.length <= MAX_ROW_RANGES) out.set(s.segmentId, ranges);
+    if (!whole && ranges.length <= maxRowRanges(blockCount)) out.set(s.segmentId, ranges);
   }
   return out;
 }
