@@ -243,6 +243,21 @@ describe('term index of segments', function () {
         kept.map((s) => s.segmentId),
         [older.segmentId],
       );
+      // A column without a filter is remembered as such: the next query asks the catalog nothing
+      // for it (a column with more keys than a filter takes has none) and still reads the segment.
+      let catalogReads = 0;
+      const counting = new Proxy(scan.connection, {
+        get(target, name) {
+          const v = Reflect.get(target, name, target);
+          if (name === 'runAndReadAll') catalogReads++;
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const noFilter = [{ column: 'unfiltered', anyOf: [['x']] }];
+      assert.deepEqual((await segmentsWithTerms(counting, [listed!], noFilter)).length, 1);
+      assert.equal(catalogReads, 1);
+      assert.deepEqual((await segmentsWithTerms(counting, [listed!], noFilter)).length, 1);
+      assert.equal(catalogReads, 1, 'the missing filter was not asked for again');
     } finally {
       await scan.release();
     }

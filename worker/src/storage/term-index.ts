@@ -201,7 +201,9 @@ class FilterCache<V> {
   }
 }
 
-const cache = new FilterCache<TermFilter>(64 * 1024 * 1024);
+/** A column's filter of a segment (null: the segment has none for it — kept too, so a column
+ * with more keys than a filter takes does not send every query back to the catalog). */
+const cache = new FilterCache<TermFilter | null>(64 * 1024 * 1024);
 /** A column's block filters of a segment, by first row ([] : the segment has none for it). */
 const blockCache = new FilterCache<BlockFilter[]>(64 * 1024 * 1024);
 
@@ -223,8 +225,9 @@ export async function segmentsWithTerms(
   if (hints.length === 0 || segments.length === 0) return [...segments];
   const columns = [...new Set(hints.map((h) => h.column))];
   const missing = segments.filter((s) => columns.some((c) => cache.get(cacheKey(s.segmentId, c)) === undefined));
-  const found = new Map<string, TermFilter>();
+  const found = new Map<string, TermFilter | null>();
   if (missing.length > 0) {
+    for (const s of missing) for (const c of columns) found.set(cacheKey(s.segmentId, c), null);
     const rows = (
       await conn.runAndReadAll(
         `SELECT segment_id, column_name, hashes, bits FROM strata_term_index WHERE version = ${TERM_FILTER_VERSION}
@@ -234,17 +237,16 @@ export async function segmentsWithTerms(
     ).getRows();
     for (const [segmentId, column, hashes, bits] of rows) {
       const f = await TermFilter.stored((bits as { bytes: Uint8Array }).bytes, Number(hashes));
-      const key = cacheKey(String(segmentId), String(column));
-      found.set(key, f);
-      cache.set(key, f, f.bits.length);
+      found.set(cacheKey(String(segmentId), String(column)), f);
     }
+    for (const [key, f] of found) cache.set(key, f, f === null ? 64 : f.bits.length);
   }
   return segments.filter((s) =>
     hints.every((h) => {
       const key = cacheKey(s.segmentId, h.column);
-      const f = found.get(key) ?? cache.get(key);
+      const f = found.has(key) ? found.get(key) : cache.get(key);
       // No filter (older segment, a column that was not a String, too many terms): read it.
-      return f === undefined || mayMatch(f, h);
+      return f === undefined || f === null || mayMatch(f, h);
     }),
   );
 }
