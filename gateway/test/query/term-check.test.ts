@@ -11,20 +11,14 @@
  */
 import assert from 'node:assert/strict';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { inlineParams } from '@strata/common';
 import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { termRegex } from '../../src/query/semantic/expr-binder.js';
-import { termCheckSql } from '../../src/query/semantic/term-check.js';
-import { affixRegex } from '../../src/query/semantic/term-operators.js';
-import { render, sql } from '../../src/query/sql/sql.js';
-
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+import { lit, type TermKind, termCheckText, termRegexOf } from './term-check-sql.js';
 
 interface Form {
   name: string;
-  kind: 'term' | 'prefix' | 'suffix';
+  kind: TermKind;
   cs: boolean;
 }
 
@@ -32,15 +26,10 @@ const FORMS: Form[] = (['term', 'prefix', 'suffix'] as const).flatMap((kind) =>
   [false, true].map((cs) => ({ name: `${kind === 'term' ? 'has' : `has${kind}`}${cs ? '_cs' : ''}`, kind, cs })),
 );
 
-const regexOf = (f: Form, needle: string) => (f.kind === 'term' ? termRegex(needle, f.cs) : affixRegex(needle, f.kind, f.cs));
+const regexOf = (f: Form, needle: string) => termRegexOf(f.kind, needle, f.cs);
 
 /** The binder's check over column t, with its parameters inlined. */
-function checkSql(f: Form, needle: string): string {
-  const r = render(termCheckSql(sql`t`, needle, f.cs, f.kind, regexOf(f, needle)));
-  const text = inlineParams(r.text, r.params);
-  if (text === undefined) throw new Error('parameters that do not inline');
-  return text;
-}
+const checkSql = (f: Form, needle: string) => termCheckText('t', f.kind, needle, f.cs);
 
 const ALPHABET = [
   ...'abkKsSxX09 -._/:()[]*+?$^|\\\'"\t',

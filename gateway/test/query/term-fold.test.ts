@@ -1,5 +1,5 @@
 /**
- * The term fold (common term-fold.ts, decision 0041): the case-insensitive `has` family checked on
+ * The term fold (defined below, decision 0041): the case-insensitive `has` family checked on
  * the fold of a text must answer what the term regex answers on the text itself, for ASCII
  * needles. Checked in DuckDB itself (its lower() and its RE2): exhaustively over the code points
  * the fold changes (a code point it keeps cannot change an answer), and by property tests over
@@ -9,29 +9,43 @@
  * on the fold. Plain lower() (without the U+0130 step) must fail the same property.
  */
 import assert from 'node:assert/strict';
-import { inlineParams, termFoldSql } from '@strata/common';
 import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
 import { before, describe, it } from 'mocha';
-import { termRegex } from '../../src/query/semantic/expr-binder.js';
 import { regexLiteralPrefilter } from '../../src/query/semantic/string-prefilter.js';
-import { termCheckSql } from '../../src/query/semantic/term-check.js';
-import { affixRegex } from '../../src/query/semantic/term-operators.js';
-import { render, Sql } from '../../src/query/sql/sql.js';
+import { lit, type TermKind, termCheckText, termRegexOf } from './term-check-sql.js';
 
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
-type Kind = 'term' | 'prefix' | 'suffix';
-const KINDS: Kind[] = ['term', 'prefix', 'suffix'];
-const regexOf = (kind: Kind, needle: string) => (kind === 'term' ? termRegex(needle, false) : affixRegex(needle, kind, false));
-
-/** The binder's exact check (decision 0037) over the SQL expression `subject`, parameters inlined. */
-function checkSql(subject: string, kind: Kind, needle: string): string {
-  const r = render(termCheckSql(new Sql([subject], []), needle, false, kind, regexOf(kind, needle)));
-  const text = inlineParams(r.text, r.params);
-  if (text === undefined) throw new Error('parameters that do not inline');
-  return text;
+/**
+ * The term fold of a text: what a stored lower-cased copy of a text column must hold so that the
+ * case-insensitive `has` family can be checked on the copy alone, without reading (or lowering)
+ * the original column (decision 0041).
+ *
+ * Why not plain `lower()`: DuckDB's lower() maps every code point to one code point, keeps RE2's
+ * term class `(?i)[^\p{L}\p{N}]` and, for every ASCII character a, keeps whether `(?i)a` matches —
+ * except for U+0130 (LATIN CAPITAL LETTER I WITH DOT ABOVE), which lower() maps to ASCII `i`
+ * although RE2's `(?i)i` does not match it (Unicode's simple case folding leaves U+0130 alone).
+ * Plain lower() would make `has "id"` true for "İd". The fold first turns U+0130 into U+0131
+ * (dotless i: a letter, its own lower case, matched by no ASCII character under `(?i)`), then
+ * lowers. Checked over every code point in DuckDB itself, and by property tests against the term
+ * regex on the original text (this file).
+ *
+ * So, for an ASCII needle and a case-insensitive operator (has, hasprefix, hassuffix, the terms of
+ * has_all/has_any, their negations), the term regex — and the cheaper exact check of decision
+ * 0037 — answer on `fold(x)` what they answer on `x`, and the 0033 "lowered" prefilter is a plain
+ * byte search `contains(fold(x), piece)` with no lower() at query time.
+ */
+/**
+ * SQL of the term fold of the text expression `expr` (a NULL stays NULL). Kept here with its proof
+ * until a stored copy is built (decision 0041, "Not built"); the builder moves it to common/.
+ */
+function termFoldSql(expr: string): string {
+  return `lower(replace(${expr}, '\u0130', '\u0131'))`;
 }
+
+type Kind = TermKind;
+const KINDS: Kind[] = ['term', 'prefix', 'suffix'];
+const regexOf = (kind: Kind, needle: string) => termRegexOf(kind, needle, false);
+const checkSql = (subject: string, kind: Kind, needle: string) => termCheckText(subject, kind, needle, false);
 
 const ALPHABET = [
   ...'aiIkKsSdxX09 -._/:()',

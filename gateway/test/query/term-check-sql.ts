@@ -1,0 +1,27 @@
+/**
+ * The has family's SQL as the binder writes it, for the tests that compare it with the reference
+ * regex in DuckDB (term-check.test.ts: the 0037 check against the regex; term-fold.test.ts: the
+ * same on a lower-cased copy).
+ */
+import { inlineParams } from '@strata/common';
+import { termRegex } from '../../src/query/semantic/expr-binder.js';
+import { termCheckSql } from '../../src/query/semantic/term-check.js';
+import { affixRegex } from '../../src/query/semantic/term-operators.js';
+import { render, Sql } from '../../src/query/sql/sql.js';
+
+export type TermKind = 'term' | 'prefix' | 'suffix';
+
+/** SQL text of a string literal. */
+export const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/** The reference regex of has (kind 'term'), hasprefix or hassuffix, `_cs` when `cs`. */
+export const termRegexOf = (kind: TermKind, needle: string, cs: boolean): string =>
+  kind === 'term' ? termRegex(needle, cs) : affixRegex(needle, kind, cs);
+
+/** The binder's exact check (decision 0037) over the SQL expression `subject`, parameters inlined. */
+export function termCheckText(subject: string, kind: TermKind, needle: string, cs: boolean): string {
+  const r = render(termCheckSql(new Sql([subject], []), needle, cs, kind, termRegexOf(kind, needle, cs)));
+  const text = inlineParams(r.text, r.params);
+  if (text === undefined) throw new Error('parameters that do not inline');
+  return text;
+}
