@@ -14,7 +14,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
 import { describe, it } from 'mocha';
-import { lit, type TermKind, termCheckText, termRegexOf } from './term-check-sql.js';
+import { lit, type TermKind, termCheckText, termRegexOf, termTextArb } from './term-check-sql.js';
 
 interface Form {
   name: string;
@@ -55,17 +55,7 @@ const needleArb = fc
   .map((cs) => cs.join(''));
 
 function textArb(needle: string): fc.Arbitrary<string | null> {
-  const forms = (c: string) => {
-    const out = new Set([c, c.toLowerCase(), c.toUpperCase()]);
-    if (c.toLowerCase() === 'k') out.add('\u212A');
-    if (c.toLowerCase() === 's') out.add('\u017F');
-    return [...out].filter((v) => [...v].length === 1);
-  };
-  const caseForm = fc.tuple(...[...needle].map((c) => fc.constantFrom(...forms(c)))).map((cs) => cs.join(''));
-  return fc.option(
-    fc.array(fc.oneof(fc.constantFrom(...ALPHABET), caseForm), { maxLength: 8 }).map((ps) => ps.join('')),
-    { freq: 20 },
-  );
+  return termTextArb(needle, ALPHABET);
 }
 
 /** Per form, the texts where `check` and the term regex answer differently (NULL included). */

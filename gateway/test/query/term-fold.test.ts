@@ -13,7 +13,7 @@ import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
 import { before, describe, it } from 'mocha';
 import { regexLiteralPrefilter } from '../../src/query/semantic/string-prefilter.js';
-import { lit, type TermKind, termCheckText, termRegexOf } from './term-check-sql.js';
+import { lit, type TermKind, termCheckText, termRegexOf, termTextArb } from './term-check-sql.js';
 
 /**
  * The term fold of a text: what a stored lower-cased copy of a text column must hold so that the
@@ -65,18 +65,7 @@ const ALPHABET = [
 const needleArb = fc.array(fc.constantFrom(...'aiIkKsSdx09-.: '), { minLength: 1, maxLength: 4 }).map((cs) => cs.join(''));
 
 function textArb(needle: string): fc.Arbitrary<string | null> {
-  const forms = (c: string) => {
-    const out = new Set([c, c.toLowerCase(), c.toUpperCase()]);
-    if (c.toLowerCase() === 'i') out.add('\u0130').add('\u0131');
-    if (c.toLowerCase() === 'k') out.add('\u212A');
-    if (c.toLowerCase() === 's') out.add('\u017F');
-    return [...out].filter((v) => [...v].length === 1);
-  };
-  const caseForm = fc.tuple(...[...needle].map((c) => fc.constantFrom(...forms(c)))).map((cs) => cs.join(''));
-  return fc.option(
-    fc.array(fc.oneof(fc.constantFrom(...ALPHABET), caseForm), { maxLength: 8 }).map((ps) => ps.join('')),
-    { freq: 20 },
-  );
+  return termTextArb(needle, ALPHABET, true);
 }
 
 describe('term fold: the has family on a lower-cased copy answers as on the text', function () {
