@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
-import { after, before, describe, it } from 'mocha';
+import { describe, it } from 'mocha';
 import { type FragmentStatement, runFragment } from '../../src/query/fragment-exec.js';
 import { runWithThreshold, thresholdPlan } from '../../src/query/top-n-threshold.js';
+import { memoryDuckDB } from '../../src/testing/index.js';
 
 /**
  * A top-N through a threshold on its first key (decision 0038) answers what a plain sort of every
@@ -14,16 +14,7 @@ import { runWithThreshold, thresholdPlan } from '../../src/query/top-n-threshold
  * (ties make the rows open), rows exactly when a unique sequence number is the last key.
  */
 describe('top-N through a threshold on the first key (decision 0038)', () => {
-  let instance: DuckDBInstance;
-  let conn: DuckDBConnection;
-  before(async () => {
-    instance = await DuckDBInstance.create(':memory:');
-    conn = await instance.connect();
-  });
-  after(() => {
-    conn.closeSync();
-    instance.closeSync();
-  });
+  const db = memoryDuckDB();
 
   type Kind = 'BIGINT' | 'DOUBLE' | 'TIMESTAMP';
   interface Case {
@@ -69,8 +60,8 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     const tables = [...c.parts.map((_, i) => `p${i}`), 'hot'];
     for (const [i, values] of [...c.parts, c.hot].entries()) {
       const name = tables[i] as string;
-      await conn.run(`CREATE OR REPLACE TABLE ${name} (k ${c.kind}, seq BIGINT, m BIGINT)`);
-      if (values.length > 0) await conn.run(`INSERT INTO ${name} VALUES ${rowsOf(values).join(', ')}`);
+      await db.conn.run(`CREATE OR REPLACE TABLE ${name} (k ${c.kind}, seq BIGINT, m BIGINT)`);
+      if (values.length > 0) await db.conn.run(`INSERT INTO ${name} VALUES ${rowsOf(values).join(', ')}`);
     }
     const whole = c.parts.map((_, i) => `(SELECT k, seq, m FROM p${i})`);
     // The hot part filtered like a scan's edge part (every row passes; the filter is what matters).
@@ -120,7 +111,7 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
   async function plain(statement: FragmentStatement, branches: string[]) {
     const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
     const { branchTopN: _, ...bare } = statement;
-    return collect(runFragment(conn, union, ['k', 'seq', 'm'], bare, new AbortController().signal));
+    return collect(runFragment(db.conn, union, ['k', 'seq', 'm'], bare, new AbortController().signal));
   }
 
   it('answers as a plain sort of every row, exactly (a unique last key), for random parts', async () => {
@@ -133,14 +124,14 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
         const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
         const expected = await plain(statement, branches);
         const got = await collect(
-          runFragment(conn, union, ['k', 'seq', 'm'], statement, new AbortController().signal, 8192, branches, whole),
+          runFragment(db.conn, union, ['k', 'seq', 'm'], statement, new AbortController().signal, 8192, branches, whole),
         );
         assert.deepEqual(got, expected);
         // Which way it went: the threshold's own answer must be the same when it gives one.
         const plan = thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole });
         assert.ok(plan, 'a sourced top-N over whole parts has a threshold plan');
-        const direct = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
-          runFragment(conn, r, ['k', 'seq', 'm'], { ...statement }, new AbortController().signal),
+        const direct = await runWithThreshold(db.conn, plan, { branches, whole }, (r) =>
+          runFragment(db.conn, r, ['k', 'seq', 'm'], { ...statement }, new AbortController().signal),
         );
         if (direct === undefined) fellBack++;
         else {
@@ -200,7 +191,7 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
     const got = await collect(
       runFragment(
-        conn,
+        db.conn,
         union,
         ['k', 'seq', 'm'],
         { ...statement, branchTopN: unsourced },
@@ -220,12 +211,12 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     // 20 parts of 200,000 rows: the guess is the 10th largest part maximum, which holds for
     // unfiltered rows (each part has a row at its maximum).
     for (let p = 0; p < 20; p++)
-      await conn.run(
+      await db.conn.run(
         `CREATE OR REPLACE TABLE big${p} AS SELECT (hash(i + ${p * 1_000_000}) % 1000000)::BIGINT AS k, (i + ${p * 1_000_000})::BIGINT AS seq, (i % 5)::BIGINT AS m FROM range(200000) t(i)`,
       );
     const whole = Array.from({ length: 20 }, (_, p) => `(SELECT k, seq, m FROM big${p})`);
     const branches = ['(SELECT k, seq, m FROM hot WHERE false)', ...whole];
-    await conn.run('CREATE OR REPLACE TABLE hot (k BIGINT, seq BIGINT, m BIGINT)');
+    await db.conn.run('CREATE OR REPLACE TABLE hot (k BIGINT, seq BIGINT, m BIGINT)');
     const c: Case = {
       kind: 'BIGINT',
       parts: [],
@@ -239,8 +230,8 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     const statement = statementOf(c);
     const plan = thresholdPlan(statement, ['k', 'seq', 'm'], { branches, whole });
     assert.ok(plan);
-    const direct = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
-      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+    const direct = await runWithThreshold(db.conn, plan, { branches, whole }, (r) =>
+      runFragment(db.conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
     );
     assert.ok(direct, 'the guess holds for unfiltered rows');
     const rows = direct.flatMap((b) => Array.from({ length: b.rowCount }, (_, r) => b.columns.map((col) => col[r])));
@@ -250,11 +241,11 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     // count would let through), the maxima are distinct: the guess (the 10th largest maximum)
     // stands alone at its maximum, so no count is run (decision 0043) and the filtered union
     // alone answers, exactly.
-    await conn.run('UPDATE big0 SET k = 2000000 + seq WHERE seq % 2 = 0');
+    await db.conn.run('UPDATE big0 SET k = 2000000 + seq WHERE seq % 2 = 0');
     // (Random maxima of 200,000 keys below 1,000,000 often tie: one distinct maximum per part.)
-    for (let p = 1; p < 20; p++) await conn.run(`UPDATE big${p} SET k = ${1_000_000 + p} WHERE seq = ${p * 1_000_000}`);
+    for (let p = 1; p < 20; p++) await db.conn.run(`UPDATE big${p} SET k = ${1_000_000 + p} WHERE seq = ${p * 1_000_000}`);
     const statements: string[] = [];
-    const recording = new Proxy(conn, {
+    const recording = new Proxy(db.conn, {
       get(target, name, receiver) {
         const f = Reflect.get(target, name, receiver);
         if (name !== 'runAndReadAll' || typeof f !== 'function') return typeof f === 'function' ? f.bind(target) : f;
@@ -265,7 +256,7 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
       },
     });
     const skewed = await runWithThreshold(recording, plan, { branches, whole }, (r) =>
-      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+      runFragment(db.conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
     );
     assert.ok(skewed, 'the guess holds');
     assert.equal(statements.length, 1, 'the guess statement only: no count');
@@ -276,32 +267,32 @@ describe('top-N through a threshold on the first key (decision 0038)', () => {
     // A second part with its maximum at the guess: the count runs again, and refuses the
     // 100,000 rows (the statement then runs per part).
     const maxima = (
-      await conn.runAndReadAll(
+      await db.conn.runAndReadAll(
         Array.from({ length: 19 }, (_, p) => `SELECT ${p + 1} AS p, max(k) AS v FROM big${p + 1}`).join(' UNION ALL ') +
           ' ORDER BY v DESC',
       )
     ).getRows();
     const [, g] = maxima[8] as [number, bigint];
     const [below] = maxima[9] as [number, bigint];
-    await conn.run(`UPDATE big${below} SET k = ${g} WHERE k = (SELECT max(k) FROM big${below})`);
+    await db.conn.run(`UPDATE big${below} SET k = ${g} WHERE k = (SELECT max(k) FROM big${below})`);
     statements.length = 0;
     const shared = await runWithThreshold(recording, plan, { branches, whole }, (r) =>
-      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+      runFragment(db.conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
     );
     assert.equal(statements.length, 2, 'the guess and the count');
     assert.equal(shared, undefined);
 
     // Three key values only: the guess is the largest, which ~1.3 M rows share. Too many to order
     // whole: the threshold gives no answer and the statement runs per part, exactly.
-    for (let p = 0; p < 20; p++) await conn.run(`UPDATE big${p} SET k = seq % 3`);
-    const tied = await runWithThreshold(conn, plan, { branches, whole }, (r) =>
-      runFragment(conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
+    for (let p = 0; p < 20; p++) await db.conn.run(`UPDATE big${p} SET k = seq % 3`);
+    const tied = await runWithThreshold(db.conn, plan, { branches, whole }, (r) =>
+      runFragment(db.conn, r, ['k', 'seq', 'm'], statement, new AbortController().signal),
     );
     assert.equal(tied, undefined);
     const union = `(${branches.map((b) => `SELECT * FROM ${b}`).join(' UNION ALL ')})`;
     const got = [];
     for await (const b of runFragment(
-      conn,
+      db.conn,
       union,
       ['k', 'seq', 'm'],
       statement,
