@@ -152,7 +152,7 @@ export async function loadRows(storage, ROWS, offset, stride, { hotTail = 0 } = 
  * `etcd: true` the roles coordinate through a real etcd process (as deployed: placements, worker
  * registrations and handoffs are etcd reads), otherwise through the embedded coordinator.
  */
-export async function startCluster(name, workerCount, { etcd = false, sealAgeSeconds } = {}) {
+export async function startCluster(name, workerCount, { etcd = false, sealAgeSeconds, workerDataPaths } = {}) {
   const root = path.join(DATA, name);
   mkdirSync(root, { recursive: true });
   const processes = new BenchProcesses();
@@ -194,7 +194,8 @@ export async function startCluster(name, workerCount, { etcd = false, sealAgeSec
         backend: {
           enable: true,
           endpoint: '127.0.0.1:0',
-          dataPath: path.join(root, `worker-${w}`),
+          // workerDataPaths: serve data directories loaded earlier (small-profile.mjs --data).
+          dataPath: workerDataPaths?.[w] ?? path.join(root, `worker-${w}`),
           minimumFreeSpaceBytes: 0,
           // Workers sharing this machine split its cores (backend.cores), as pods with CPU limits would.
           cores: Math.max(1, Math.floor(availableParallelism() / workerCount)),
@@ -212,7 +213,7 @@ export async function startCluster(name, workerCount, { etcd = false, sealAgeSec
   const client = await signedInClient(`http://127.0.0.1:${gateway.port}`);
   return {
     workers,
-    workerDirs: workers.map((_, w) => path.join(root, `worker-${w}`)),
+    workerDirs: workers.map((_, w) => workerDataPaths?.[w] ?? path.join(root, `worker-${w}`)),
     coordinator,
     channels,
     query: client.query,

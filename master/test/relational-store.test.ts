@@ -146,6 +146,34 @@ describe('relational store', () => {
     assert.ok(await repo.verifyPassword('admin', 'first-password'), 'user names match without regard to case');
   });
 
+  it("lists a user's permissions in one read: global ones, every membership by account name (also one without permissions), and whether the user exists", async () => {
+    const repo = new DirectoryRepository(store);
+    await applyProvisioning(setup, store, repo, log);
+    const ALPHA = '00000000-0000-0000-0000-0000000000a1';
+    await repo.upsertAccount({ accountId: ALPHA, accountName: 'alpha', createdAt: '' });
+    await store.transaction((tx) => repo.addMember(ALPHA, USER, tx));
+    const expected = {
+      globalPermissions: ['Service.Global.Admin'],
+      // by account name: 'alpha' (a member holding no permission) before 'ops'
+      accounts: [
+        { accountId: ALPHA, accountName: 'alpha', permissions: [] },
+        { accountId: ACCOUNT, accountName: 'ops', permissions: ['Service.Account.Admin', 'Service.Incident.Viewer'] },
+      ],
+      userExists: true,
+    };
+    assert.deepEqual(await repo.listUserPermissions(USER.toUpperCase()), expected);
+    // The same inside the replicated leader's read-only transaction.
+    store.setCommitHook({ beforeCommit: async () => undefined, afterCommit: () => undefined });
+    assert.deepEqual(await repo.listUserPermissions(USER), expected);
+    await repo.setPermissions(USER, '', []);
+    assert.deepEqual((await repo.listUserPermissions(USER)).globalPermissions, []);
+    assert.deepEqual(await repo.listUserPermissions('00000000-0000-0000-0000-00000000dead'), {
+      globalPermissions: [],
+      accounts: [],
+      userExists: false,
+    });
+  });
+
   it('keeps a user password across re-provisioning with another configured password', async () => {
     const repo = new DirectoryRepository(store);
     await applyProvisioning(setup, store, repo, log);
