@@ -30,6 +30,10 @@ const AFTER_SQL = args.includes('--after-sql');
 // --gap MS: a pause before each timed run, as between the queries of a user or a dashboard
 // (the gateway's caches of permissions and schemas expire after 2 s and 5 s).
 const GAP = numberArg('gap', 0);
+// --explain: after the runs, EXPLAIN ANALYZE of the query's last fragment statement (its full
+// text and parameters as the worker ran it) on a fresh snapshot of worker 0.
+const EXPLAIN = args.includes('--explain');
+let lastFragment;
 const SMALL = ['count, last hour', 'count, last day', '2179ms', 'deadlock', 'db-3', 'count, 7 days', '5m bin'];
 
 let trace;
@@ -42,6 +46,7 @@ for (const method of ['run', 'runAndReadAll', 'stream', 'streamAndReadAll', 'pre
   if (!original) continue;
   DuckDBConnection.prototype[method] = async function (sql, ...rest) {
     const label = `${method} ${String(sql).replace(/\s+/g, ' ').slice(0, 140)}`;
+    if (String(sql).startsWith('WITH "__strata_source__"')) lastFragment = [sql, ...rest];
     mark(`> ${label}`);
     try {
       return await original.call(this, sql, ...rest);
@@ -91,7 +96,13 @@ try {
       mark(`worker ${w} scan open`);
       if (!scan) return scan;
       const release = scan.release.bind(scan);
-      return { ...scan, release: () => (mark(`worker ${w} release`), release()) };
+      return {
+        ...scan,
+        release: () => {
+          mark(`worker ${w} release`);
+          return release();
+        },
+      };
     };
   }
   const queries = QUERIES.filter((q) => SMALL.some((s) => q.name.includes(s)) && q.name.includes(MATCH));
@@ -118,6 +129,22 @@ try {
     console.log(`   ${q.kql}`);
     for (const [at, what] of median.trace) console.log(`${at.toFixed(2).padStart(8)}  ${what}`);
     console.log(`${median.total.toFixed(2).padStart(8)}  answer received`);
+    if (EXPLAIN && lastFragment) {
+      const [sql, values, types] = lastFragment;
+      console.log(`-- fragment statement:\n${String(sql).slice(0, 4000)}`);
+      const scan = await cluster.workers[0].storage.openScan(ACCOUNT, SCHEMA);
+      try {
+        const reader = await scan.connection.runAndReadAll(`EXPLAIN ANALYZE ${sql}`, values, types);
+        console.log(
+          reader
+            .getRows()
+            .map((r) => r[1])
+            .join('\n'),
+        );
+      } finally {
+        await scan.release();
+      }
+    }
   }
 } finally {
   agent.destroy();

@@ -107,6 +107,13 @@ describe('term index per block of a segment', function () {
     assert.equal(segment?.format, 'duckdb');
     const one = await scanCount(e, whereOf(blockWord(1)), hintOf(blockWord(1)));
     assert.deepEqual(ranges(one.relation), [[TERM_BLOCK_ROWS, 2 * TERM_BLOCK_ROWS - 1]], 'block 1 only');
+    // Bounded by the block's own times too (row i at t0 + i ms), for DuckDB's row-group statistics (decision 0046).
+    const us = (i: number) => (Date.UTC(2024, 0, 1) + i) * 1000;
+    assert.ok(
+      one.relation.includes(
+        `rowid BETWEEN ${TERM_BLOCK_ROWS} AND ${2 * TERM_BLOCK_ROWS - 1} AND "timestamp" BETWEEN make_timestamp(${us(TERM_BLOCK_ROWS)}::BIGINT) AND make_timestamp(${us(2 * TERM_BLOCK_ROWS - 1)}::BIGINT)`,
+      ),
+    );
     assert.equal(one.n, (await scanCount(e, whereOf(blockWord(1)))).n);
     assert.ok(one.n > 0);
     const last = await scanCount(e, whereOf(blockWord(3)), hintOf(blockWord(3)));

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName, TermHint } from '@strata/common';
 import { quoteIdentifier, StrataError } from '@strata/common';
+import { blockTimes, rangeTimeCondition } from './block-times.js';
 import {
   beginCatalogSnapshot,
   hotTableName,
@@ -11,6 +13,7 @@ import {
   selectTableSegments,
 } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
+import { segmentSources } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
 import { segmentRowRanges, segmentsWithTerms } from './term-index.js';
 
@@ -279,14 +282,22 @@ export async function openSnapshot(
         overlapping.filter((s) => !rowRanges.has(s.segmentId)),
         range,
       );
-      const narrowed = overlapping
-        .filter((s) => rowRanges.has(s.segmentId))
-        .flatMap((s) => {
-          const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns);
-          return rowRanges
-            .get(s.segmentId)!
-            .map(([first, last]) => `${select}${where ? `${where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}`);
-        });
+      // Each range also bounded by its blocks' times: DuckDB skips row groups by the timestamp's
+      // statistics, where a rowid filter alone is checked on every vector (block-times.ts).
+      const narrowed: string[] = [];
+      for (const s of overlapping) {
+        const ranges = rowRanges.get(s.segmentId);
+        if (!ranges) continue;
+        const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns);
+        const [source] = segmentSources([path.join(ctx.paths.segments, s.fileName)], s.format);
+        const times = await blockTimes(connection, s.segmentId, source!, s.rowCount);
+        for (const [first, last] of ranges) {
+          const time = rangeTimeCondition(times, first, last);
+          narrowed.push(
+            `${select}${where ? `${where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}${time && ` AND ${time}`}`,
+          );
+        }
+      }
       const filtered = [
         hot,
         ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`),

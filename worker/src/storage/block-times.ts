@@ -1,0 +1,74 @@
+/**
+ * The time bounds of each term block (TERM_BLOCK_ROWS rows by rowid) of a 'duckdb' segment, so a
+ * scan that reads a segment by rowid ranges (term-index.ts segmentRowRanges) can also bound each
+ * range by time (docs/decisions/0046-fixed-costs-on-one-segment.md).
+ *
+ * Why: DuckDB (1.5) keeps no statistics for rowid, so a `rowid BETWEEN` filter is checked on every
+ * vector of the table: one 16,384-row block of a settled 10 M-row segment cost 8–16 ms (10 M rows
+ * scanned, measured with DuckDB's operator_rows_scanned), growing with the segment. A filter on
+ * the timestamp column is checked against each row group's statistics first, and a segment's rows
+ * are written sorted by time, so the block's own time bounds leave DuckDB the one or two row
+ * groups (122,880 rows) holding the block: 1.4–3 ms. The time condition only adds a bound every
+ * row of the range meets (its block's min and max), so the range's rows are the same; were a
+ * segment not sorted, it would only skip less.
+ *
+ * Computed once per segment, the first time a scan reads it by ranges (one pass over its
+ * timestamps, ~25 ms warm for 10 M rows), and kept for the process's life: a segment's rows never
+ * change (a rewrite makes a new segment id, a copy on another worker holds the same rows).
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { TERM_BLOCK_ROWS } from './term-blocks.js';
+
+/** Per block (index = first row / TERM_BLOCK_ROWS): its [min, max] time in µs, or null when unknown (a NULL time). */
+export type BlockTimes = readonly ([number, number] | null)[];
+
+/** Segments whose block times are kept (each ~16 bytes a block: 10 KB for 10 M rows). */
+const MAX_SEGMENTS = 4096;
+const cache = new Map<string, Promise<BlockTimes>>();
+
+/**
+ * The block times of segment `segmentId`, read from `source` (its attached rows table, in the
+ * caller's snapshot) on first use.
+ */
+export function blockTimes(conn: DuckDBConnection, segmentId: string, source: string, rowCount: number): Promise<BlockTimes> {
+  const hit = cache.get(segmentId);
+  if (hit) return hit;
+  const load = readBlockTimes(conn, source, rowCount);
+  // A failed read (an interrupted query) is not kept: the next scan reads again.
+  load.catch(() => cache.delete(segmentId));
+  if (cache.size >= MAX_SEGMENTS) cache.delete(cache.keys().next().value as string);
+  cache.set(segmentId, load);
+  return load;
+}
+
+async function readBlockTimes(conn: DuckDBConnection, source: string, rowCount: number): Promise<BlockTimes> {
+  const rows = (
+    await conn.runAndReadAll(
+      `SELECT rowid // ${TERM_BLOCK_ROWS} AS block, epoch_us(min("timestamp")), epoch_us(max("timestamp")), count(*) - count("timestamp")
+         FROM ${source} GROUP BY ALL`,
+    )
+  ).getRows();
+  const out = new Array<[number, number] | null>(Math.ceil(rowCount / TERM_BLOCK_ROWS)).fill(null);
+  for (const [block, lo, hi, nulls] of rows) {
+    const i = Number(block);
+    if (i < out.length && lo !== null && hi !== null && Number(nulls) === 0) out[i] = [Number(lo), Number(hi)];
+  }
+  return out;
+}
+
+/**
+ * A condition bounding rows [first, last] of a segment by time, from its block times: the
+ * lowest and highest time of the blocks the range covers; '' when a block's bounds are unknown.
+ */
+export function rangeTimeCondition(times: BlockTimes, first: number, last: number): string {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (let b = Math.floor(first / TERM_BLOCK_ROWS); b <= Math.floor(last / TERM_BLOCK_ROWS); b++) {
+    const t = times[b];
+    if (!t) return '';
+    lo = Math.min(lo, t[0]);
+    hi = Math.max(hi, t[1]);
+  }
+  // Numbers only (read back as integers), so inlining them is safe.
+  return `"timestamp" BETWEEN make_timestamp(${lo}::BIGINT) AND make_timestamp(${hi}::BIGINT)`;
+}
