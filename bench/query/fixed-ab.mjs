@@ -6,6 +6,11 @@
 // the pairs) is the figure to read, more than either side's median.
 //
 //   node bench/query/fixed-ab.mjs --a <checkout A> --b <checkout B> [--runs 2000] [--rows 100000] [--query N] [--workers 1] [--etcd]
+//     [--data-a DIR --data-b DIR] [--gap MS]
+//
+// --data-a / --data-b: each side serves the data kept in its directory (fixed-cost.mjs --data; two
+// copies of one settled layout, as a DuckDB file is open in one process at a time). --gap MS
+// pauses before each pair, as between an occasional user's queries (the gateway's caches expire).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
@@ -30,8 +35,9 @@ const passed = [
 if (args.includes('--etcd')) passed.push('--etcd');
 
 /** Starts one side's server; resolves with its address and query once it serves. */
-function serve(root) {
-  const child = spawn(process.execPath, [path.join(root, 'bench/query/fixed-cost.mjs'), '--serve', ...passed], {
+function serve(root, data) {
+  const kept = data ? ['--data', path.resolve(data)] : [];
+  const child = spawn(process.execPath, [path.join(root, 'bench/query/fixed-cost.mjs'), '--serve', ...passed, ...kept], {
     cwd: root,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -80,7 +86,8 @@ function post(url, pathname, body, token) {
   });
 }
 
-const sides = [serve(A), serve(B)];
+const GAP = numberArg('gap', 0);
+const sides = [serve(A, stringArg('data-a')), serve(B, stringArg('data-b'))];
 try {
   const servers = await Promise.all(sides.map((s) => s.ready));
   const tokens = await Promise.all(
@@ -99,6 +106,7 @@ try {
   // rows more or less on one side; a query over all rows answers alike.
   let differing = 0;
   for (let r = 0; r < RUNS; r++) {
+    if (GAP > 0) await new Promise((resolve) => setTimeout(resolve, GAP));
     const order = Math.random() < 0.5 ? [0, 1] : [1, 0];
     const got = [];
     for (const i of order) got[i] = await once(i);

@@ -6,8 +6,13 @@
 //   npx tsc -b tsconfig.build.json && node bench/query/fixed-cost.mjs [--rows 100000] [--runs 2000] [--workers 1] [--etcd]
 //
 // --serve only starts the cluster, prints its address and serves until stdin ends (fixed-ab.mjs).
-import { rmSync } from 'node:fs';
+// --data DIR serves the workers' data kept in DIR (worker-0, ...), loading and compacting it
+// there first when DIR holds none (the settled layout, settle.mjs): a 10 M-row layout is loaded
+// once, and each side of an A/B serves its own copy of it.
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { DATA, loadRows, numberArg, QUERIES, startCluster } from './bench-cluster.mjs';
+import { settleCompaction } from './settle.mjs';
 
 const ROWS = numberArg('rows', 100_000);
 const RUNS = numberArg('runs', 2000);
@@ -15,10 +20,18 @@ const QUERY = numberArg('query', QUERIES.length - 1); // count, 7 days
 // --workers 2: the rows split over two in-process workers (the query fans out and merges).
 const WORKERS = numberArg('workers', 1);
 
+const dataAt = process.argv.indexOf('--data');
+const KEPT = dataAt > 0 ? path.resolve(process.argv[dataAt + 1]) : undefined;
+const workerDataPaths = KEPT && Array.from({ length: WORKERS }, (_, w) => path.join(KEPT, `worker-${w}`));
+
 let cluster;
 try {
-  cluster = await startCluster('fixed', WORKERS, { etcd: process.argv.includes('--etcd') });
-  for (const [i, w] of cluster.workers.entries()) await loadRows(w.storage, ROWS, i, WORKERS);
+  const loaded = workerDataPaths !== undefined && existsSync(workerDataPaths[0]);
+  cluster = await startCluster('fixed', WORKERS, { etcd: process.argv.includes('--etcd'), workerDataPaths });
+  if (!loaded) {
+    for (const [i, w] of cluster.workers.entries()) await loadRows(w.storage, ROWS, i, WORKERS);
+    if (KEPT) await settleCompaction(cluster, { timeoutMs: 1_800_000 });
+  }
   const { kql } = QUERIES[QUERY];
   if (process.argv.includes('--serve')) {
     // For fixed-ab.mjs: say where the gateway listens, then serve until stdin ends.

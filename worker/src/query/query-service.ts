@@ -33,6 +33,7 @@ import {
 } from '@strata/common';
 import type { ExecuteFragmentRequest, ExecuteFragmentResponse } from '@strata/proto/query/v1/query';
 import { QueryServiceService } from '@strata/proto/query/v1/query';
+import { countedByBlocks } from '../storage/counted-blocks.js';
 import type { StorageEngine } from '../storage/storage-engine.js';
 import { countWithCatalog } from './catalog-count.js';
 import { ExecutorLimiter } from './executor-limits.js';
@@ -122,7 +123,14 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
         await scan.applyThreads(limiter.threads());
         const available = scan.columns.map((c) => c.name);
         // A bare count reads the catalog's row counts of the segments it would read whole.
-        if (isBareCount(statement)) yield* countWithCatalog(scan.connection, scan.counted, available, statement, signal);
+        if (isBareCount(statement))
+          yield* countWithCatalog(
+            scan.connection,
+            await countedByBlocks(scan.connection, scan.counted),
+            available,
+            statement,
+            signal,
+          );
         else
           yield* runFragment(scan.connection, scan.relation, available, statement, signal, batchRows, scan.branches, scan.whole);
       } finally {

@@ -15,7 +15,7 @@ import {
 import { segmentsSelectSql } from './compactor.js';
 import { segmentSources } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
-import { segmentRowRanges, segmentsWithTerms } from './term-index.js';
+import { segmentRowRanges, segmentsWithTerms, TERM_BLOCK_ROWS } from './term-index.js';
 
 /**
  * Time range of a scan: milliseconds since the epoch, from inclusive, to exclusive; and optionally
@@ -71,6 +71,22 @@ export interface ScanRelation {
 export interface CountedRelation {
   catalogRows: number;
   rest: string;
+  /**
+   * The edge segments of `rest` that a count may split by their blocks' times (counted-blocks.ts):
+   * 'duckdb' files of more than one block. `rest` reads them whole with the range's WHERE.
+   */
+  edgeBlocks?: EdgeBlocks;
+}
+
+/** See CountedRelation.edgeBlocks: what countedByBlocks needs to rebuild `rest` without them. */
+export interface EdgeBlocks {
+  /** The parts of `rest` other than `segments` (hot rows, other edge segments), each with the WHERE. */
+  others: string[];
+  segments: { segmentId: string; rowCount: number; source: string; select: string }[];
+  /** The range's WHERE (with a leading space), and its µs bounds (from inclusive, to exclusive). */
+  where: string;
+  range: { fromUs?: number; toUs?: number };
+  columns: ColumnSchema[];
 }
 
 /**
@@ -181,7 +197,7 @@ const BRANCH_KEY = '"#branch"';
  * counts (~2 ms). With a constant first, the kept column costs nothing and each Parquet scan reads
  * no column (decision 0014).
  */
-function unionRelation(parts: readonly string[], columns: readonly ColumnSchema[]): string {
+export function unionRelation(parts: readonly string[], columns: readonly ColumnSchema[]): string {
   if (parts.length === 1) return `(${parts[0]})`;
   const keyed = parts.map((p) => {
     if (!p.startsWith('SELECT ')) throw new Error('a scan branch must be a SELECT');
@@ -303,6 +319,31 @@ export async function openSnapshot(
         ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`),
         ...narrowed,
       ];
+      // A count may split these edge segments by block (counted-blocks.ts); not when a data
+      // column named rowid would stand for it.
+      const byBlocks = table.columns.some((c) => c.name.toLowerCase() === 'rowid')
+        ? []
+        : edge.filter((s) => s.format === 'duckdb' && s.rowCount > TERM_BLOCK_ROWS);
+      const edgeBlocks: EdgeBlocks = {
+        others: [
+          hot,
+          ...segmentsSelectSql(
+            ctx.paths.segments,
+            edge.filter((s) => !byBlocks.includes(s)),
+            table.columns,
+          ).map((select) => `${select}${where}`),
+          ...narrowed,
+        ],
+        segments: byBlocks.map((s) => ({
+          segmentId: s.segmentId,
+          rowCount: s.rowCount,
+          source: segmentSources([path.join(ctx.paths.segments, s.fileName)], s.format)[0]!,
+          select: segmentsSelectSql(ctx.paths.segments, [s], table.columns)[0]!,
+        })),
+        where,
+        range,
+        columns: table.columns,
+      };
       // Whole DuckDB files last and apart: their min/max are statistics (ScanRelation.whole).
       const whole = segmentsSelectSql(
         ctx.paths.segments,
@@ -327,6 +368,7 @@ export async function openSnapshot(
         counted: {
           catalogRows: inside.reduce((n, s) => n + s.rowCount, 0),
           rest: unionRelation(filtered, table.columns),
+          ...(edgeBlocks.segments.length > 0 ? { edgeBlocks } : {}),
         },
       });
     }
