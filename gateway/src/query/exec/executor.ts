@@ -23,6 +23,7 @@ import type { ParamValue, RenderedSql } from '../sql/sql.js';
 import { BatchAppender, type ColumnBatch } from './batches.js';
 import type { MergeDatabase } from './merge-database.js';
 import { formatValue, type QueryResult, type ResultValue, resultColumns } from './result-format.js';
+import { summedCount } from './summed-count.js';
 
 /**
  * Runs one fragment on every worker holding the table; yields all their rows. `single`, when
@@ -111,11 +112,12 @@ function signalListenerBound(plan: QueryPlan): number {
   return 8 * fragments + 10;
 }
 
-/** One plan's rows: on the single worker, passed through, or merged at the gateway. */
+/** One plan's rows: on the single worker, passed through, summed in JS (a count), or merged at the gateway. */
 async function runPlan(plan: QueryPlan, runner: FragmentRunner, options: ExecuteOptions, signal: AbortSignal) {
   return (
     (await singleWorker(plan, runner, signal)) ??
     (await passedThrough(plan, runner, signal)) ??
+    (await summedCount(plan, runner, signal)) ??
     (await merged(plan, runner, options, signal))
   );
 }
