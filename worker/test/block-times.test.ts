@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
-import { blockTimes, rangeTimeCondition } from '../src/storage/block-times.js';
+import {
+  BLOCK_TIMES_DDL,
+  blockTimes,
+  deleteBlockTimes,
+  insertBlockTimes,
+  rangeTimeCondition,
+  readBlockTimes,
+} from '../src/storage/block-times.js';
 import { TERM_BLOCK_ROWS } from '../src/storage/term-index.js';
 
 /**
@@ -17,6 +24,7 @@ describe('time bounds of the blocks of a segment', function () {
   const NULL_ROW = 3 * TERM_BLOCK_ROWS + 5; // block 3 of the unordered table holds a NULL time
 
   before(async () => {
+    await db.conn.run(BLOCK_TIMES_DDL);
     // Sorted: row i at i seconds. Unordered: times drawn by a hash of the row number.
     await db.conn.run(
       `CREATE TABLE sorted AS SELECT make_timestamp((1700000000 + i) * 1000000) AS "timestamp", i AS seq FROM range(${ROWS}) t(i) ORDER BY i`,
@@ -46,6 +54,18 @@ describe('time bounds of the blocks of a segment', function () {
     assert.equal(await count('sorted', condition), 2 * TERM_BLOCK_ROWS);
     // Read once per segment: a second call answers the same kept bounds.
     assert.equal(await blockTimes(db.conn, 'segment-sorted', 'no_such_table', ROWS), times);
+  });
+
+  it('reads listed block times from the catalog, and from the file for a segment listed without them', async () => {
+    const times = await readBlockTimes(db.conn, 'unordered');
+    assert.equal(times.length, 6, 'as many blocks as the rows hold');
+    await insertBlockTimes(db.conn, 'segment-listed', times);
+    // Listed: the catalog answers (the source is never read).
+    assert.deepEqual(await blockTimes(db.conn, 'segment-listed', 'no_such_table', ROWS), times);
+    // Not listed: read from the file.
+    assert.deepEqual(await blockTimes(db.conn, 'segment-unlisted', 'unordered', ROWS), times);
+    await deleteBlockTimes(db.conn, ['segment-listed']);
+    assert.equal(Number((await db.conn.runAndReadAll('SELECT count(*) FROM strata_block_times')).getRows()[0]![0]), 0);
   });
 
   it('keeps every row of any range, whatever the order of the times; no bound over a block with a NULL time', async () => {

@@ -136,6 +136,48 @@ describe('term index per block of a segment', function () {
     await assertNeverMisses(e, 'purged');
   });
 
+  /** The listed block times (block-times.ts) by segment: [block, min µs, max µs] rows. */
+  async function listedTimes(e: StorageEngine, dir: string): Promise<Map<string, [number, number, number][]>> {
+    const ids = (await e.listSegments(ACCOUNT)).map((s) => s.segmentId);
+    await e.close();
+    engines = engines.filter((x) => x !== e);
+    const db = await DuckDBInstance.create(path.join(dir, 'accounts', ACCOUNT, 'hot.duckdb'));
+    const conn = await db.connect();
+    const rows = (
+      await conn.runAndReadAll('SELECT segment_id, block, min_us, max_us FROM strata_block_times ORDER BY ALL')
+    ).getRows();
+    conn.closeSync();
+    db.closeSync();
+    const out = new Map<string, [number, number, number][]>();
+    for (const [id, block, lo, hi] of rows) {
+      assert.ok(ids.includes(String(id)), 'only listed segments have block times');
+      out.set(String(id), [...(out.get(String(id)) ?? []), [Number(block), Number(lo), Number(hi)]]);
+    }
+    return out;
+  }
+
+  it("lists each block's times with the segment at seal and compaction, and unlists them with it", async () => {
+    const { e, dir } = await loaded();
+    const [sealed] = await e.listSegments(ACCOUNT);
+    await e.append(input([part('T', [{ ts: Date.UTC(2024, 1, 1), data: { message: 'late', seq: ROWS } }])]));
+    await e.sealAll();
+    const segments = await e.listSegments(ACCOUNT);
+    await e.compact({ accountId: ACCOUNT, schema: 'T', segmentIds: segments.map((s) => s.segmentId) });
+    const [compacted] = await e.listSegments(ACCOUNT);
+    assert.notEqual(compacted!.segmentId, sealed!.segmentId);
+    const listed = await listedTimes(e, dir);
+    // Row i at t0 + i ms; the compacted segment has the late row last, in a block of its own.
+    const us = (i: number) => (Date.UTC(2024, 0, 1) + i) * 1000;
+    const expected: [number, number, number][] = [0, 1, 2].map((b) => [
+      b,
+      us(b * TERM_BLOCK_ROWS),
+      us((b + 1) * TERM_BLOCK_ROWS - 1),
+    ]);
+    expected.push([3, us(3 * TERM_BLOCK_ROWS), Date.UTC(2024, 1, 1) * 1000]);
+    assert.deepEqual([...listed.keys()], [compacted!.segmentId], "the replaced segments' block times went with them");
+    assert.deepEqual(listed.get(compacted!.segmentId), expected);
+  });
+
   it('reads a segment without block filters whole (as an older worker left it), and answers alike', async () => {
     const { e, dir } = await loaded();
     await e.close();

@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { type ColumnSchema, type ColumnTypeName, quoteLiteral } from '@strata/common';
+import { BLOCK_TIMES_DDL } from './block-times.js';
 import { IDEMPOTENCY_DDL } from './idempotency-keys.js';
 import { isSegmentFormat, type SegmentFormat } from './segment-format.js';
 import { deleteTermIndex, TERM_BLOCKS_DDL, TERM_INDEX_DDL } from './term-index.js';
@@ -25,7 +26,8 @@ import { deleteTermIndex, TERM_BLOCKS_DDL, TERM_INDEX_DDL } from './term-index.j
  * - strata_replicas: where copies of this worker's own segments are (segment, worker id).
  * - strata_term_index: per segment and String column, a filter of the terms it holds
  *   (term-index.ts, docs/decisions/0026-has-term-index.md); strata_term_blocks: the same per
- *   block of 16,384 rows of a DuckDB segment file (decision 0037).
+ *   block of 16,384 rows of a DuckDB segment file (decision 0037); strata_block_times: each such
+ *   block's lowest and highest time (block-times.ts, decision 0046).
  */
 export const CATALOG_DDL = [
   `CREATE TABLE IF NOT EXISTS strata_tables (
@@ -59,6 +61,7 @@ export const CATALOG_DDL = [
      PRIMARY KEY (segment_id, worker_id))`,
   TERM_INDEX_DDL,
   TERM_BLOCKS_DDL,
+  BLOCK_TIMES_DDL,
   // Decision 0025. Catalogs written before it get the column, their segments the format they
   // were all written in.
   `ALTER TABLE strata_segments ADD COLUMN IF NOT EXISTS format VARCHAR DEFAULT 'parquet'`,
@@ -336,7 +339,7 @@ export async function deleteTable(conn: DuckDBConnection, tableId: number): Prom
   await conn.run('DELETE FROM strata_handoffs WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)', [
     tableId,
   ]);
-  for (const index of ['strata_term_index', 'strata_term_blocks'])
+  for (const index of ['strata_term_index', 'strata_term_blocks', 'strata_block_times'])
     await conn.run(`DELETE FROM ${index} WHERE segment_id IN (SELECT segment_id FROM strata_segments WHERE table_id = $1)`, [
       tableId,
     ]);

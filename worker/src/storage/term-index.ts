@@ -14,6 +14,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { blobValue, type DuckDBValue } from '@duckdb/node-api';
 import { type ColumnSchema, quoteIdentifier, quoteLiteral, type TermHint, visitChunkStrings } from '@strata/common';
+import { type BlockTimes, deleteBlockTimes, insertBlockTimes, readBlockTimes } from './block-times.js';
 import type { SegmentInfo } from './catalog.js';
 import { type SegmentFormat, segmentSources } from './segment-format.js';
 import { type BlockFilter, columnBlockFilters, maxRowRanges, TERM_BLOCK_ROWS } from './term-blocks.js';
@@ -56,8 +57,13 @@ export const TERM_BLOCKS_DDL = `CREATE TABLE IF NOT EXISTS strata_term_blocks (
  */
 export const MAX_KEYS_PER_COLUMN = 2_000_000;
 
-/** One segment's filters by column name (and per block, for 'duckdb' files), ready to be listed with it. */
-export type SegmentTermIndex = Map<string, TermFilter & { keyCount: number; blocks?: BlockFilter[] }>;
+/**
+ * One segment's filters by column name (and per block, for 'duckdb' files), ready to be listed
+ * with it; for a 'duckdb' file also its blocks' time bounds (block-times.ts).
+ */
+export type SegmentTermIndex = Map<string, TermFilter & { keyCount: number; blocks?: BlockFilter[] }> & {
+  blockTimes?: BlockTimes;
+};
 
 /**
  * Distinct values of a column are concatenated in this many groups (by hash) before they reach JS:
@@ -104,6 +110,9 @@ export async function buildTermIndex(
   const index: SegmentTermIndex = new Map();
   // A 'duckdb' file is read through its attachment: attach it before building.
   const [source] = segmentSources([file], format);
+  // Every segment has the time column; a file written for a test of the filters alone may not.
+  if (format === 'duckdb' && columns.some((c) => c.name === 'timestamp' && c.type === 'DateTime'))
+    index.blockTimes = await readBlockTimes(conn, source!);
   for (const c of columns) {
     if (c.type !== 'String') continue;
     if (format === 'duckdb') {
@@ -153,6 +162,7 @@ export async function insertTermIndex(conn: DuckDBConnection, segmentId: string,
         blobValue(b.filter.bits),
       ]);
   }
+  if (index.blockTimes) await insertBlockTimes(conn, segmentId, index.blockTimes);
   for (let i = 0; i < blockRows.length; i += BLOCK_ROWS_PER_INSERT) {
     const rows = blockRows.slice(i, i + BLOCK_ROWS_PER_INSERT);
     const values = rows.map((_, r) => `(${Array.from({ length: 7 }, (_, k) => `$${r * 7 + k + 1}`).join(', ')})`);
@@ -166,6 +176,7 @@ export async function deleteTermIndex(conn: DuckDBConnection, segmentIds: readon
   const ids = segmentIds.map(quoteLiteral).join(', ');
   await conn.run(`DELETE FROM strata_term_index WHERE segment_id IN (${ids})`);
   await conn.run(`DELETE FROM strata_term_blocks WHERE segment_id IN (${ids})`);
+  await deleteBlockTimes(conn, segmentIds);
 }
 
 /**
