@@ -8,12 +8,12 @@
 //
 //   npm run build && node bench/query/small-profile.mjs --data /tmp/settled-10m [--rows 10000000] [--workers 1]
 //     [--runs 31] [--match "deadlock"]
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBConnection } from '@duckdb/node-api';
 import { Client } from '@grpc/grpc-js';
-import { ACCOUNT, agent, loadRows, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
+import { ACCOUNT, agent, DATA, loadRows, numberArg, QUERIES, SCHEMA, startCluster } from './bench-cluster.mjs';
 import { describeLayout, settleCompaction } from './settle.mjs';
 
 const args = process.argv.slice(2);
@@ -149,4 +149,6 @@ try {
 } finally {
   agent.destroy();
   await cluster.stop();
+  // The cluster's own directory (master, etcd); the kept worker data stays in --data.
+  rmSync(DATA, { recursive: true, force: true });
 }
