@@ -105,7 +105,7 @@ export class TermKeyCutter {
   private scratch = new Uint8Array(256);
   /**
    * scratch[0, length) by length, made once: js-xxhash hashes a whole array, and a new view per
-   * key was a third of the cutter's garbage at a seal's hundreds of thousands of keys.
+   * key was garbage at each of a seal's hundreds of thousands of keys (decision 0047).
    */
   private views: Uint8Array[] = [];
   readonly keys: KeyHashSet;
