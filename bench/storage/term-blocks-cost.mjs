@@ -64,7 +64,7 @@ try {
     const cpu = process.cpuUsage();
     const t = performance.now();
     // One window over the whole segment: no bound on the summed keys, as a pass that holds them all.
-    const r = await columnBlockFilters(
+    const pass = await columnBlockFilters(
       conn,
       source,
       'message',
@@ -75,6 +75,7 @@ try {
     const used = process.cpuUsage(cpu);
     clearInterval(timer);
     peak = Math.max(peak, held(process.memoryUsage()));
+    const r = pass.kind === 'filters' ? pass : undefined;
     const bytes = r ? r.blocks.reduce((n, b) => n + b.filter.bits.length, 0) : 0;
     return {
       wall,

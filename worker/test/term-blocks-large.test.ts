@@ -46,11 +46,11 @@ describe('block filters of large segments', function () {
       await attachSegmentFiles(conn, [file]);
       const [source] = segmentSources([file], 'duckdb');
       const one = await columnBlockFilters(conn, source!, 'message', 1_000);
-      assert.ok(one);
+      assert.ok(one.kind === 'filters');
       assert.equal(one.blocks.length, 9);
       for (const windowBlocks of [1, 2, 4]) {
         const windowed = await columnBlockFilters(conn, source!, 'message', 1_000, windowBlocks);
-        assert.ok(windowed, `window of ${windowBlocks}`);
+        assert.ok(windowed.kind === 'filters', `window of ${windowBlocks}`);
         assert.deepEqual(
           windowed.blocks.map((b) => [b.firstRow, b.rowCount, b.filter.hashes, [...b.filter.bits]]),
           one.blocks.map((b) => [b.firstRow, b.rowCount, b.filter.hashes, [...b.filter.bits]]),
@@ -65,11 +65,14 @@ describe('block filters of large segments', function () {
       // alone), but not in windows of two blocks: a large segment keeps its block filters.
       const columns = [{ name: 'message', type: 'String' as const }];
       const oneWindow = await columnBlockFilters(conn, source!, 'message', 100);
-      assert.equal(oneWindow, undefined);
+      assert.equal(oneWindow.kind, 'window-bound');
       const windowed = await columnBlockFilters(conn, source!, 'message', 100, 2);
-      assert.equal(windowed?.blocks.length, 9);
+      assert.equal(windowed.kind === 'filters' && windowed.blocks.length, 9);
       // Past maxKeys distinct keys in the segment: nothing, whatever the window.
-      assert.equal(await columnBlockFilters(conn, source!, 'message', 88, 1), undefined);
+      assert.equal((await columnBlockFilters(conn, source!, 'message', 88, 1)).kind, 'too-many-keys');
+      // …and buildTermIndex keeps no filter for the column: no segment filter either.
+      assert.equal((await buildTermIndex(conn, file, 'duckdb', columns, 88)).has('message'), false);
+      assert.equal((await buildTermIndex(conn, file, 'duckdb', columns, 89)).get('message')?.keyCount, 89);
       const index = (await buildTermIndex(conn, file, 'duckdb', columns)).get('message');
       assert.equal(index?.keyCount, 89);
       assert.equal(index?.blocks?.length, 9);

@@ -9,6 +9,7 @@ import {
 } from '@strata/common';
 import { AppendRequest, type AppendResponse, IngestServiceService } from '@strata/proto/ingest/v1/ingest';
 import { firstForKey, KeyRankingCache, previousOwners } from './key-ranking.js';
+import type { OutgoingAppend } from './outgoing-append.js';
 import { storedAtPreviousOwner } from './previous-owners.js';
 
 /**
@@ -25,6 +26,17 @@ const INGEST_SERVICE = {
       const bytes = AppendRequest.encode(value).finish();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     },
+  },
+} as const;
+
+/**
+ * The same method, for an unkeyed batch the route encoded once (outgoing-append.ts): its bytes are
+ * the request as it goes on the wire, to each worker tried.
+ */
+const ENCODED_INGEST_SERVICE = {
+  append: {
+    ...IngestServiceService.append,
+    requestSerialize: (encoded: Buffer): Buffer => encoded,
   },
 } as const;
 
@@ -86,14 +98,16 @@ export class WorkerRouter {
   }
 
   /** Stores a batch (`keyViewRevision` is set here, for keyed batches). */
-  async append(request: AppendRequest): Promise<AppendResponse> {
+  async append(batch: OutgoingAppend): Promise<AppendResponse> {
     if (this.workers.length === 0) this.workers = await this.coordinator.listWorkers();
-    if (request.idempotencyKey !== '') return this.appendKeyed(request);
+    if (batch.keyed) return this.appendKeyed(batch.request);
     const candidates = this.candidates();
     let lastRefusal: StrataError | undefined;
     for (const endpoint of candidates) {
       try {
-        return await this.send(endpoint, request);
+        return await this.channels
+          .client(ENCODED_INGEST_SERVICE, endpoint)
+          .append(batch.encoded, { timeoutMs: APPEND_TIMEOUT_MS });
       } catch (err) {
         if (!(err instanceof StrataError)) throw err;
         // Both are refusals before anything was written (no space; unreachable or shutting down).

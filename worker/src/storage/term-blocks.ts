@@ -64,12 +64,26 @@ export function maxRowRanges(blockCount: number): number {
   return Math.max(8, Math.floor(blockCount / 32));
 }
 
+/** What the block pass over a column found (columnBlockFilters). */
+export type BlockPass =
+  /** The segment's key set and the filter of each block holding a non-null value. */
+  | { kind: 'filters'; whole: KeyHashSet; blocks: BlockFilter[] }
+  /**
+   * More than maxKeys distinct keys in the segment: no filter at all. The caller does not look
+   * again for a segment filter, which would hold the same keys: on a nearly unique column of a
+   * compacted segment (ids, trace ids) that second pass cost a DISTINCT over every value, then
+   * cutting and hashing maxKeys keys, only to be thrown away.
+   */
+  | { kind: 'too-many-keys' }
+  /** Past 4 × maxKeys keys summed over one window's blocks: the segment filter alone may still fit. */
+  | { kind: 'window-bound' };
+
 /**
  * The term keys of one column of a 'duckdb' segment file, as the segment's key set (the same
  * pairs as term-index.ts columnKeys finds, so the same segment filter) and one filter per block
- * holding a non-null value, in one pass over the column, window by window. Undefined past
- * `maxKeys` distinct keys in the segment, or past 4 × maxKeys keys summed over one window's
- * blocks (what bounds the pass's memory; the caller then builds the segment filter alone).
+ * holding a non-null value, in one pass over the column, window by window. It stops at the first
+ * window past `maxKeys` distinct keys in the segment, or past 4 × maxKeys keys summed over one
+ * window's blocks (what bounds the pass's memory; the caller then builds the segment filter alone).
  */
 export async function columnBlockFilters(
   conn: DuckDBConnection,
@@ -77,7 +91,7 @@ export async function columnBlockFilters(
   column: string,
   maxKeys: number,
   windowBlocks = WINDOW_BLOCKS,
-): Promise<{ whole: KeyHashSet; blocks: BlockFilter[] } | undefined> {
+): Promise<BlockPass> {
   const c = quoteIdentifier(column);
   const [[count]] = (await conn.runAndReadAll(`SELECT count(*) FROM ${source}`)).getRows() as [[bigint]];
   const rows = Number(count);
@@ -85,6 +99,7 @@ export async function columnBlockFilters(
   const whole = new KeyHashSet();
   const blocks: BlockFilter[] = [];
   const windowRows = windowBlocks * TERM_BLOCK_ROWS;
+  let largestBlock = 0;
   for (let first = 0; first < rows; first += windowRows) {
     const result = await conn.stream(
       `SELECT blk, string_agg(v, ' ') FROM (SELECT DISTINCT (rowid // ${TERM_BLOCK_ROWS})::INTEGER AS blk, ${c} AS v
@@ -101,7 +116,8 @@ export async function columnBlockFilters(
         const block = blockOf[row]!;
         let cutter = cutters.get(block);
         if (!cutter) {
-          cutter = new TermKeyCutter();
+          // Blocks of a column hold about as many keys as each other: room for the largest so far.
+          cutter = new TermKeyCutter(largestBlock);
           cutters.set(block, cutter);
         }
         const before = cutter.keys.size;
@@ -109,19 +125,18 @@ export async function columnBlockFilters(
         keys += cutter.keys.size - before;
       });
       // Keys repeat across blocks: bound the window's sum so a column far past the limit stops early.
-      if (keys > 4 * maxKeys) return undefined;
+      if (keys > 4 * maxKeys) return { kind: 'window-bound' };
     }
     for (const [block, cutter] of [...cutters].sort((a, b) => a[0] - b[0])) {
-      cutter.keys.forEach((h1, h2) => {
-        whole.add(h1, h2);
-      });
+      largestBlock = Math.max(largestBlock, cutter.keys.size);
+      whole.addAll(cutter.keys);
       blocks.push({
         firstRow: block * TERM_BLOCK_ROWS,
         rowCount: TERM_BLOCK_ROWS,
         filter: await TermFilter.ofKeyHashes(cutter.keys, bitsPerKey),
       });
     }
-    if (whole.size > maxKeys) return undefined;
+    if (whole.size > maxKeys) return { kind: 'too-many-keys' };
   }
-  return { whole, blocks };
+  return { kind: 'filters', whole, blocks };
 }

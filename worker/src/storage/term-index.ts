@@ -116,16 +116,18 @@ export async function buildTermIndex(
   for (const c of columns) {
     if (c.type !== 'String') continue;
     if (format === 'duckdb') {
-      const keys = await columnBlockFilters(conn, source!, c.name, maxKeys);
-      // Past a bound of the block pass (term-blocks.ts), the segment filter alone, as before
+      const pass = await columnBlockFilters(conn, source!, c.name, maxKeys);
+      // Too many keys for any filter: none (the query side remembers "no filter" and scans).
+      if (pass.kind === 'too-many-keys') continue;
+      // Past the block pass's window bound (term-blocks.ts), the segment filter alone, as before
       // block filters existed: without it every query with a term would read the column.
-      if (!keys) {
+      if (pass.kind === 'window-bound') {
         const whole = await columnKeys(conn, source!, c.name, maxKeys);
         if (whole) index.set(c.name, Object.assign(await TermFilter.ofKeyHashes(whole), { keyCount: whole.size }));
         continue;
       }
-      const filter = await TermFilter.ofKeyHashes(keys.whole);
-      index.set(c.name, Object.assign(filter, { keyCount: keys.whole.size, blocks: keys.blocks }));
+      const filter = await TermFilter.ofKeyHashes(pass.whole);
+      index.set(c.name, Object.assign(filter, { keyCount: pass.whole.size, blocks: pass.blocks }));
       continue;
     }
     const keys = await columnKeys(conn, source!, c.name, maxKeys);

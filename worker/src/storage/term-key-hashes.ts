@@ -27,6 +27,11 @@ export class KeyHashSet {
   private used = new Uint8Array(1024);
   private count = 0;
 
+  /** A set with room for `expected` pairs before it first grows. */
+  constructor(expected = 0) {
+    if (expected > 0) this.reserve(expected);
+  }
+
   get size(): number {
     return this.count;
   }
@@ -34,6 +39,23 @@ export class KeyHashSet {
   add(h1: number, h2: number): void {
     if ((this.count + 1) * 2 > this.used.length) this.grow();
     this.insert(h1, h2);
+  }
+
+  /**
+   * Makes room for `more` pairs beyond those held, in one step: a seal merges each block's keys
+   * into the segment's set, and growing by doubling on the way re-inserts every pair held each time.
+   */
+  reserve(more: number): void {
+    let slots = this.used.length;
+    while ((this.count + more) * 2 > slots) slots *= 2;
+    if (slots > this.used.length) this.rehash(slots);
+  }
+
+  /** Adds every pair of `other`. */
+  addAll(other: KeyHashSet): void {
+    this.reserve(other.count);
+    const { pairs, used } = other;
+    for (let s = 0; s < used.length; s++) if (used[s] === 1) this.insert(pairs[2 * s]!, pairs[2 * s + 1]!);
   }
 
   /** Calls `fn` with each pair once. */
@@ -56,9 +78,13 @@ export class KeyHashSet {
   }
 
   private grow(): void {
+    this.rehash(this.used.length * 2);
+  }
+
+  private rehash(slots: number): void {
     const { pairs, used } = this;
-    this.pairs = new Uint32Array(pairs.length * 2);
-    this.used = new Uint8Array(used.length * 2);
+    this.pairs = new Uint32Array(2 * slots);
+    this.used = new Uint8Array(slots);
     this.count = 0;
     for (let s = 0; s < used.length; s++) if (used[s] === 1) this.insert(pairs[2 * s]!, pairs[2 * s + 1]!);
   }
@@ -77,11 +103,24 @@ const DIGIT_9 = 0x39;
  */
 export class TermKeyCutter {
   private scratch = new Uint8Array(256);
-  readonly keys = new KeyHashSet();
+  /**
+   * scratch[0, length) by length, made once: js-xxhash hashes a whole array, and a new view per
+   * key was garbage at each of a seal's hundreds of thousands of keys (decision 0047).
+   */
+  private views: Uint8Array[] = [];
+  readonly keys: KeyHashSet;
+
+  /** `expectedKeys`: room made at once (a block's cutter is sized by the blocks before it). */
+  constructor(expectedKeys = 0) {
+    this.keys = new KeyHashSet(expectedKeys);
+  }
 
   /** Adds the keys of the text `bytes[start, end)`. */
   readonly addText = (bytes: Uint8Array, start: number, end: number): void => {
-    if (this.scratch.length < end - start) this.scratch = new Uint8Array(end - start);
+    if (this.scratch.length < end - start) {
+      this.scratch = new Uint8Array(end - start);
+      this.views = [];
+    }
     const key = this.scratch;
     let length = 0;
     for (let i = start; i < end; i++) {
@@ -109,7 +148,11 @@ export class TermKeyCutter {
    * 0034); a test checks the two agree.
    */
   private addKey(length: number): void {
-    const key = this.scratch.subarray(0, length);
+    let key = this.views[length];
+    if (!key) {
+      key = this.scratch.subarray(0, length);
+      this.views[length] = key;
+    }
     this.keys.add(xxHash32(key, 0), xxHash32(key, 1));
   }
 }
