@@ -227,7 +227,7 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
     final.push({ col: { ...host.newColumn(c.name, source.type), ...ticksFlag(source) }, sql: identOf(source) });
   }
   for (const c of visible.filter((p) => !placed.has(p))) {
-    final.push({ col: host.newColumn(names.derive(c.name), c.type), sql: identOf(c) });
+    final.push({ col: { ...host.newColumn(names.derive(c.name), c.type), ...ticksFlag(c) }, sql: identOf(c) });
   }
   return { kind: 'project', input: rel, outputs: final, columns: final.map((o) => o.col) };
 }

@@ -9,6 +9,7 @@ import { queryError } from '../errors.js';
 import { type Sql, sql, str } from '../sql/sql.js';
 import type { Operator } from '../syntax/ast.js';
 import { type Bound, convert, strSql } from './bound.js';
+import { ticksFlag } from './datetime-ticks.js';
 import { type ExprBinder, identOf } from './expr-binder.js';
 import { captureGroups } from './registry/text-parsing-functions.js';
 import type { Column, IdAllocator, Output, Rel } from './rel.js';
@@ -52,8 +53,11 @@ export function bindParseKv(binder: ExprBinder, ids: IdAllocator, input: Rel, co
     seen.add(key.name);
     if (key.name.includes('"')) throw queryError('A parse-kv key cannot contain a double quote.', key.span);
     const raw: Bound = { type: 'string', sql: foundValue(key.name), span: key.span };
-    const value = key.type === 'string' ? sql`coalesce(${raw.sql}, '')` : convert(raw, key.type, 'parse-kv').sql;
-    const col: Column = { name: key.name, type: key.type, id: ids.column() };
+    const typed: Bound =
+      key.type === 'string' ? { ...raw, sql: sql`coalesce(${raw.sql}, '')` } : convert(raw, key.type, 'parse-kv');
+    const value = typed.sql;
+    // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
+    const col: Column = { name: key.name, type: key.type, id: ids.column(), ...ticksFlag(typed) };
     const at = outputs.findIndex((x) => x.col.name === key.name);
     if (at >= 0) outputs[at] = { col, sql: value };
     else outputs.push({ col, sql: value });

@@ -1092,10 +1092,11 @@ export class QueryBinder {
       if (b.type !== 'dynamic') throw queryError(`mv-expand needs a dynamic value; this is a ${b.type}.`, item.expr.span);
       lists.push(expansionList(b.sql, op.bagExpansion, limit));
       const type = toType ?? 'dynamic';
-      const cast = toType && toType !== 'dynamic' ? elementCast(toType, toTypeSpan ?? item.span) : undefined;
+      const typed = toType && toType !== 'dynamic' ? elementCast(toType, toTypeSpan ?? item.span) : undefined;
+      const cast = typed?.cast;
       let name = item.name ?? expressionName(item.expr);
       if (name === undefined) name = names.column();
-      const col = this.newColumn(name, type);
+      const col = { ...this.newColumn(name, type), ...(typed?.ticks ? { ticks: true } : {}) };
       const out: Out = cast ? { col, element: i, cast } : { col, element: i };
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = out;
@@ -1457,7 +1458,8 @@ export class QueryBinder {
       const sqlValue = strict
         ? sql`(CASE WHEN ${ok} THEN ${value.sql} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
         : value.sql;
-      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column() };
+      // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
+      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column(), ...ticksFlag(value) };
       const at = outputs.findIndex((o) => o.col.name === cap.name);
       if (at >= 0) outputs[at] = { col, sql: sqlValue };
       else outputs.push({ col, sql: sqlValue });
@@ -1604,23 +1606,30 @@ function expansionList(v: Sql, bagExpansion: 'bag' | 'array', limit: bigint | un
   return limit === undefined ? list : sql`list_slice(${list}, 1, ${int(limit)})`;
 }
 
-/** `to typeof(T)`: a cast only; an element of another JSON type becomes null ("" for strings). */
-function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
+/**
+ * `to typeof(T)`: a cast only; an element of another JSON type becomes null ("" for strings).
+ * `ticks`: the cast answers a datetime carried as ticks (a 7th fractional digit of the element's
+ * text kept, decision 0048), so the column made of it is marked.
+ */
+function elementCast(type: KqlType, span: Span): { cast: (e: Sql) => Sql; ticks: boolean } {
+  const plain = (cast: (e: Sql) => Sql) => ({ cast, ticks: false });
   switch (type) {
     case 'long':
-      return (e) => sql`(CASE WHEN json_type(${e}) IN ('BIGINT', 'UBIGINT') THEN CAST(${e} AS BIGINT) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) IN ('BIGINT', 'UBIGINT') THEN CAST(${e} AS BIGINT) END)`);
     case 'real':
-      return (e) => sql`(CASE WHEN json_type(${e}) IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN CAST(${e} AS DOUBLE) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN CAST(${e} AS DOUBLE) END)`);
     case 'bool':
-      return (e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`);
     case 'string':
-      return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`);
     case 'datetime':
     case 'timespan':
-    case 'decimal':
+    case 'decimal': {
       // As todatetime/totimespan/todecimal of the element (make-series writes its axis as such
       // strings; a decimal in a dynamic value is the string of its text).
-      return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
+      const cast = (e: Sql) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand');
+      return { cast: (e) => cast(e).sql, ticks: cast(sql`NULL`).ticks === true };
+    }
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
   }

@@ -17,7 +17,7 @@ import {
   tickDigit,
 } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
-import { type Bound, coerce, constant, convert, parsedTicks, strSql, unify } from '../bound.js';
+import { type Bound, coerce, constant, constantDatetime, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import { addSpanTicks, floorMod, floorView, isWholeMicros, spanNeedsTicks, tickDatetime, ticksSql } from '../datetime-ticks.js';
 import { withEpochMicros } from '../epoch-bin-key.js';
@@ -67,19 +67,12 @@ function toFn(target: KqlType): ScalarFn {
   return (args, call) => {
     arity(call, 1);
     const a = args[0] as Bound;
-    if (target === 'datetime' && a.value?.type === 'string') {
-      if (hasSubMicrosecondDigits(a.value.value)) throw queryError(subMicrosecondMessage(a.value.value), a.span);
-      const us = parseDateTimeText(a.value.value);
-      // A 7th fractional digit makes a datetime carried as ticks (decision 0036).
-      const tick = us === undefined ? 0 : tickDigit(a.value.value);
-      return constant(tick ? { type: 'datetime', value: us ?? null, tick } : { type: 'datetime', value: us ?? null }, call.span);
-    }
+    // A 7th fractional digit makes a datetime carried as ticks (decision 0036).
+    if (target === 'datetime' && a.value?.type === 'string') return constantDatetime(a.value, call.span);
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
     if (a.type === target) return { ...a, span: call.span };
-    // Text per row keeps a 7th fractional digit (decision 0044).
-    if (target === 'datetime' && (a.type === 'string' || a.type === 'dynamic') && a.value === undefined)
-      return parsedTicks(a, call.span);
+    // Text per row keeps a 7th fractional digit (decision 0044): convert() carries it as ticks.
     return { ...convert(a, target, call.name), span: call.span };
   };
 }
