@@ -8,14 +8,7 @@ import { parseTimespanText } from '@strata/common';
 import { queryError, type Span } from '../../errors.js';
 import { int, join, type Sql, sql, str, trusted, ts } from '../../sql/sql.js';
 import type { Expr, LiteralValue } from '../../syntax/ast.js';
-import {
-  hasSubMicrosecondDigits,
-  parseDateTimeText,
-  subMicrosecondMessage,
-  TICKS_PER_DAY,
-  TICKS_PER_SECOND,
-  tickDigit,
-} from '../../syntax/literals.js';
+import { TICKS_PER_DAY, TICKS_PER_SECOND } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
 import { type Bound, coerce, constant, constantDatetime, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
