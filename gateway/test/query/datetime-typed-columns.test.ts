@@ -153,7 +153,7 @@ describe('typed datetime columns keep the 7th fractional digit (decision 0048)',
   });
 });
 
-describe('datetime text defects (decision 0048)', () => {
+describe('datetime text defects and int-typed calendar fields (decision 0048)', () => {
   before(async function () {
     this.timeout(60_000);
     await getCluster();
@@ -187,6 +187,43 @@ describe('datetime text defects (decision 0048)', () => {
       '2024-01-02T13:00:00.1234567Z',
     );
     assert.equal((await one(`print s = "2024-01-02" | extend t = todatetime(s)`)).t, '2024-01-02T00:00:00.0000000Z');
+  });
+
+  it('the calendar fields and datetime_part are typed int, as Kusto types them: answer columns, getschema, keys', async () => {
+    const q = `Logs | extend y = getyear(timestamp), m = getmonth(timestamp), mo = monthofyear(timestamp), dm = dayofmonth(timestamp),
+      dy = dayofyear(timestamp), h = hourofday(timestamp), w = week_of_year(timestamp), p = datetime_part('minute', timestamp),
+      n = datetime_part('nanosecond', endofday(timestamp)), l = getyear(timestamp) + 1, d = datetime_diff('day', timestamp, timestamp)`;
+    const ints = ['y', 'm', 'mo', 'dm', 'dy', 'h', 'w', 'p', 'n'];
+    const schema = (await run(`${q} | project ${[...ints, 'l', 'd'].join(', ')} | getschema`, { ordered: true })).results;
+    assert.deepEqual(
+      schema.map((r) => [r.ColumnName, r.DataType, r.ColumnType]),
+      [
+        ...ints.map((c) => [c, 'System.Int32', 'int']),
+        // Arithmetic on an int answers long here (Kusto keeps int for int + int; decision 0048), and datetime_diff is long.
+        ['l', 'System.Int64', 'long'],
+        ['d', 'System.Int64', 'long'],
+      ],
+    );
+    const answer = await run(`${q} | take 1 | project ${[...ints, 'l'].join(', ')}`, { anyRows: true });
+    assert.deepEqual(
+      answer.columns.map((c) => c.type),
+      [...ints.map(() => 'Int32'), 'Int64'],
+    );
+    // A summarize key, renamed and passed through a join, stays int; on one worker and three (fixture.run).
+    const keyed = await run(
+      `Logs | summarize n = count() by y = getyear(timestamp), h = hourofday(timestamp) | project-rename year = y | join kind=inner (Logs | summarize by h = hourofday(timestamp)) on h`,
+    );
+    assert.deepEqual(
+      keyed.columns.map((c) => [c.name, c.type]),
+      [
+        ['year', 'Int32'],
+        ['h', 'Int32'],
+        ['n', 'Int64'],
+        ['h1', 'Int32'],
+      ],
+    );
+    const hours = new Set(LOGS.map((r) => r.timestamp.getUTCHours()));
+    assert.equal(keyed.results.length, hours.size);
   });
 
   it('property: random ticks written as text read back the same per row (SQL) and as a constant (JS)', async function () {

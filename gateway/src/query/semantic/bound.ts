@@ -46,6 +46,8 @@ export interface Bound {
    * plus such a span stays a TIMESTAMP (datetime-ticks.ts spanNeedsTicks).
    */
   wholeMicros?: boolean;
+  /** A long Kusto types int (getyear, datetime_part, …): only its reported type differs (int-columns.ts). */
+  int32?: boolean;
   span: Span;
 }
 

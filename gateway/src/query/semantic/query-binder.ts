@@ -33,6 +33,7 @@ import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } fro
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
+import { INT32_SCHEMA, int32Flag } from './int-columns.js';
 import { bindMakeSeries } from './make-series.js';
 import { expandMultiColumn } from './multi-column.js';
 import { bindMvApply } from './mv-apply.js';
@@ -688,7 +689,7 @@ export class QueryBinder {
       const columns = spread ?? [{ name: item.name ?? `print_${i}`, nameSpan: item.nameSpan, bound: binder.bind(item.expr) }];
       return columns.map(({ name, nameSpan, bound: b }) => {
         if (!names.claim(name)) throw queryError(`A column with the name '${name}' is already declared.`, nameSpan ?? item.span);
-        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b) }, sql: b.sql };
+        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b), ...int32Flag(b) }, sql: b.sql };
       });
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
@@ -786,7 +787,7 @@ export class QueryBinder {
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
-        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c) };
+        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) };
         byKey.set(k, col);
         columns.push(col);
       }
@@ -913,8 +914,9 @@ export class QueryBinder {
         const rows = columns.map((c, i) => [
           sql`${str(c.name)}`,
           sql`${int(i)}`,
-          sql`${str(DATA_TYPE[c.type])}`,
-          sql`${str(c.type === 'real' ? 'real' : c.type)}`,
+          // A long Kusto types int shows int (decision 0048).
+          sql`${str(c.int32 ? INT32_SCHEMA.dataType : DATA_TYPE[c.type])}`,
+          sql`${str(c.int32 ? INT32_SCHEMA.columnType : c.type)}`,
         ]);
         // The input is not read (only its columns matter).
         return { kind: 'values', columns: out, rows };
@@ -1026,7 +1028,7 @@ export class QueryBinder {
       return { l, r, ...this.joinKeySql(l, r, k.span) };
     });
     const fresh = (c: Column, name = c.name): Output => ({
-      col: { ...this.newColumn(name, c.type), ...ticksFlag(c) },
+      col: { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) },
       sql: identOf(c),
     });
     const names = new NameAllocator([...lcols, ...rcols].map((c) => c.name));
@@ -1208,7 +1210,7 @@ export class QueryBinder {
         const derived = expressionName(item.expr);
         name = derived !== undefined ? names.derive(derived) : names.column();
       }
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
@@ -1270,7 +1272,7 @@ export class QueryBinder {
       if (name === undefined) name = names.column();
       names.claim(name);
       declared.add(name);
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = { col, sql: b.sql };
@@ -1307,7 +1309,7 @@ export class QueryBinder {
       } else {
         name = name !== undefined ? names.derive(name) : names.column();
       }
-      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
       keyOutputs.push({
@@ -1332,6 +1334,7 @@ export class QueryBinder {
       type: KqlType;
       span: Span;
       ticks?: true;
+      int32?: true;
     }[] = [];
     for (const item of aggItems) {
       const e = item.expr;
@@ -1367,7 +1370,15 @@ export class QueryBinder {
         continue;
       }
       const b = aggBinder.bind(e);
-      itemValues.push({ name: item.name, nameSpan: item.nameSpan, value: b.sql, type: b.type, span: item.span, ...ticksFlag(b) });
+      itemValues.push({
+        name: item.name,
+        nameSpan: item.nameSpan,
+        value: b.sql,
+        type: b.type,
+        span: item.span,
+        ...ticksFlag(b),
+        ...int32Flag(b),
+      });
     }
     const post: Output[] = keyOutputs.map((k) => ({ col: k.col, sql: identOf(k.col) }));
     for (const v of itemValues) {
@@ -1381,7 +1392,7 @@ export class QueryBinder {
       } else {
         name = names.column();
       }
-      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v) }, sql: v.value });
+      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v), ...int32Flag(v) }, sql: v.value });
     }
 
     const partialColumns: Column[] = keyOutputs.map((k) => k.col);

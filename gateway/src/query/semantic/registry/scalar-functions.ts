@@ -99,7 +99,7 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('startofday', ['startofday(date: datetime[, offset: long]): datetime'], 'datetime', FIRST),
   fn('startofweek', ['startofweek(date: datetime[, offset: long]): datetime'], 'datetime (weeks start on Sunday)'),
   fn('startofmonth', ['startofmonth(date: datetime[, offset: long]): datetime'], 'datetime'),
-  fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
+  fn('datetime_part', ['datetime_part(part: string, date: datetime): int'], 'int (a long reported as int, as Kusto types it)'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
   ...DYNAMIC_RESHAPE_FUNCTIONS,

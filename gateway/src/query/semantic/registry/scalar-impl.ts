@@ -467,10 +467,12 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     want(x, ['datetime'], call, 'datetime');
     // The nanosecond part of a datetime with ticks: the ticks of its second × 100 (decision 0036);
     // every other part is the same at the microsecond floor.
-    if (x.ticks && part.toLowerCase() === 'nanosecond') return bound('long', sql`(${floorMod(x.sql, 10_000_000n)} * 100)`, call);
+    // Kusto types every part int (a long marked int32; decision 0048).
+    if (x.ticks && part.toLowerCase() === 'nanosecond')
+      return bound('long', sql`(${floorMod(x.sql, 10_000_000n)} * 100)`, call, { int32: true });
     const s = datetimePart(part, floorView(x).sql);
     if (!s) throw queryError(`datetime_part: the part '${part}' is not supported.`, (args[0] as Bound).span);
-    return bound('long', sql`CAST(${s} AS BIGINT)`, call);
+    return bound('long', sql`CAST(${s} AS BIGINT)`, call, { int32: true });
   },
   format_datetime: (args, call) => {
     arity(call, 2);
