@@ -1449,33 +1449,53 @@ export class QueryBinder {
     const text = strSql(source);
     const matches = sql`regexp_matches(${text}, ${str(regex)})`;
     const seen = new Set<string>();
-    const values = captures.map((cap) => {
+    for (const cap of captures) {
       if (seen.has(cap.name)) throw queryError(`A column with the name '${cap.name}' is already declared.`, cap.span);
       seen.add(cap.name);
-      const raw: Bound = {
-        type: 'string',
-        sql: sql`(CASE WHEN ${matches} THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
-        notNull: true,
-        span: cap.span,
-      };
-      return { cap, value: cap.type === 'string' ? raw : convert(raw, cap.type, 'parse') };
+    }
+    // Three stages, each reading the one before as columns: the match and the raw captured texts,
+    // then the typed values, then the strict check and the result. Written as one expression the
+    // regex (a statement parameter, which DuckDB does not share between uses) ran once per use of
+    // the text — a datetime's conversion reads its text several times (decision 0048).
+    const pass = (cols: Column[]): Output[] => cols.map((c) => ({ col: c, sql: identOf(c) }));
+    const hidden = (what: string, type: KqlType): Column => this.newColumn(`\u0000parse:${what}`, type);
+    const matched = hidden('matched', 'bool');
+    const raws = captures.map((cap) => ({
+      col: hidden(`raw:${cap.group}`, 'string'),
+      sql: sql`(CASE WHEN ${matches} THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
+    }));
+    const stage1Outputs = [...pass(columns), { col: matched, sql: matches }, ...raws];
+    const stage1: Rel = { kind: 'project', input, outputs: stage1Outputs, columns: stage1Outputs.map((o) => o.col) };
+    const values = captures.map((cap, i) => {
+      const raw: Bound = { type: 'string', sql: identOf((raws[i] as Output).col), notNull: true, span: cap.span };
+      const value = cap.type === 'string' ? raw : convert(raw, cap.type, 'parse');
+      // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
+      return { cap, col: { ...hidden(`value:${cap.group}`, cap.type), ...ticksFlag(value) }, sql: value.sql };
     });
+    const stage2Outputs = [
+      ...pass(columns),
+      { col: matched, sql: identOf(matched) },
+      ...values.map((v) => ({ col: v.col, sql: v.sql })),
+    ];
+    const stage2: Rel = { kind: 'project', input: stage1, outputs: stage2Outputs, columns: stage2Outputs.map((o) => o.col) };
     // Strict modes: the text matched and every typed column converted.
-    const typed = values.filter((v) => v.cap.type !== 'string').map((v) => sql`${v.value.sql} IS NOT NULL`);
-    const ok = op.mode === 'relaxed' || typed.length === 0 ? matches : sql`(${matches} AND ${join(typed, ' AND ')})`;
-    const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
-    for (const { cap, value } of values) {
+    const typed = values.filter((v) => v.cap.type !== 'string').map((v) => sql`${identOf(v.col)} IS NOT NULL`);
+    const ok =
+      op.mode === 'relaxed' || typed.length === 0 ? identOf(matched) : sql`(${identOf(matched)} AND ${join(typed, ' AND ')})`;
+    const outputs: Output[] = pass(columns);
+    for (const { cap, col: valueCol } of values) {
       const strict = op.mode !== 'relaxed' && typed.length > 0;
       const sqlValue = strict
-        ? sql`(CASE WHEN ${ok} THEN ${value.sql} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
-        : value.sql;
-      // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
-      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column(), ...ticksFlag(value) };
+        ? sql`(CASE WHEN ${ok} THEN ${identOf(valueCol)} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
+        : identOf(valueCol);
+      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column(), ...ticksFlag(valueCol) };
       const at = outputs.findIndex((o) => o.col.name === cap.name);
       if (at >= 0) outputs[at] = { col, sql: sqlValue };
       else outputs.push({ col, sql: sqlValue });
     }
-    const filtered: Rel = op.where ? { kind: 'filter', input, predicate: ok, columns } : input;
+    const filtered: Rel = op.where
+      ? { kind: 'filter', input: stage2, predicate: ok, columns: stage2Outputs.map((o) => o.col) }
+      : stage2;
     return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) };
   }
 
