@@ -59,8 +59,8 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   conversion('tostring', 'string'),
   fn(
     'toint',
-    ['toint(value: any): long'],
-    'long in the 32-bit int range; null when the value does not convert or falls outside it',
+    ['toint(value: any): int'],
+    'int (a long in the 32-bit range, reported as int); null when the value does not convert or falls outside it',
     FIRST,
   ),
   conversion('tolong', 'long'),

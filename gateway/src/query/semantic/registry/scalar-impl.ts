@@ -296,9 +296,15 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     if (v.value !== undefined) {
       const n = v.value.value;
       const outside = typeof n === 'bigint' && (n < -2147483648n || n > 2147483647n);
-      return outside ? constant({ type: 'long', value: null }, call.span) : v;
+      // Typed int, as Kusto types it (a long marked int32, decision 0048).
+      return { ...(outside ? constant({ type: 'long', value: null }, call.span) : v), int32: true };
     }
-    return { ...v, sql: sql`(CASE WHEN ${v.sql} BETWEEN -2147483648 AND 2147483647 THEN ${v.sql} END)`, notNull: false };
+    return {
+      ...v,
+      sql: sql`(CASE WHEN ${v.sql} BETWEEN -2147483648 AND 2147483647 THEN ${v.sql} END)`,
+      notNull: false,
+      int32: true,
+    };
   },
   tolong: toFn('long'),
   todouble: toFn('real'),
