@@ -688,9 +688,10 @@ describe('datetimes with 100 ns ticks (decision 0036)', () => {
       { t: '2017-01-01T00:00:00.0000000Z', k: 2, u: '2017-01-01T00:00:00.0000001Z' },
       { t: null, k: 3, u: null },
     ]);
+    // A string cell converts as todatetime (decision 0048: "x" is null); a number is refused.
     await assert.rejects(
-      run('datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001), "x"]'),
-      /string value cannot go into a datetime/,
+      run('datatable(t: datetime)[datetime(2017-01-01 00:00:00.0000001), 5]'),
+      /long value cannot go into a datetime/,
     );
     const s = await one(
       'let t = toscalar(print endofday(datetime(2017-01-01))); print a = t, b = t + 1tick, c = t > datetime(2017-01-01 23:59:59.999999)',

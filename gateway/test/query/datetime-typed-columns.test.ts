@@ -222,8 +222,42 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
         ['h1', 'Int32'],
       ],
     );
+    // min/max/take_any answer one of the ints (Kusto: int); sum and arithmetic are long (Kusto's analyzer too).
+    const agg = await run(
+      'Logs | summarize mx = max(getyear(timestamp)), mn = min(hourofday(timestamp)), s = sum(getmonth(timestamp)), p = getyear(max(timestamp)) + 1',
+    );
+    assert.deepEqual(
+      agg.columns.map((c) => [c.name, c.type]),
+      [
+        ['mx', 'Int32'],
+        ['mn', 'Int32'],
+        ['s', 'Int64'],
+        ['p', 'Int64'],
+      ],
+    );
+    assert.deepEqual(agg.results, [
+      {
+        mx: 2024,
+        mn: Math.min(...LOGS.map((r) => r.timestamp.getUTCHours())),
+        s: LOGS.reduce((a, r) => a + r.timestamp.getUTCMonth() + 1, 0),
+        p: 2025,
+      },
+    ]);
     const hours = new Set(LOGS.map((r) => r.timestamp.getUTCHours()));
     assert.equal(keyed.results.length, hours.size);
+  });
+
+  it('datatable: a string cell of a datetime column converts as todatetime, a 7th digit kept', async () => {
+    const r = await run(
+      `datatable(d:datetime, k:long)['2024-01-02T03:04:05.1234567Z', 1, datetime(2024-01-02), 2, '2024-01-02 10:00+02', 3, 'nonsense', 4] | order by k asc | project d`,
+      { ordered: true },
+    );
+    assert.deepEqual(
+      r.results.map((x) => x.d),
+      ['2024-01-02T03:04:05.1234567Z', '2024-01-02T00:00:00.0000000Z', '2024-01-02T08:00:00.0000000Z', null],
+    );
+    const plain = await one(`datatable(d:datetime)['2024-01-02 03:04:05'] | extend y = getyear(d)`);
+    assert.deepEqual(plain, { d: '2024-01-02T03:04:05.0000000Z', y: 2024 });
   });
 
   it('property: random ticks written as text read back the same per row (SQL) and as a constant (JS)', async function () {

@@ -625,8 +625,12 @@ export class QueryBinder {
     });
     const binder = this.exprBinder([]);
     const bound: Bound[][] = [];
+    // A string cell of a datetime column converts as todatetime does (Microsoft's analyzer accepts
+    // `datatable(d:datetime)['2024-01-01']`), a 7th fractional digit kept (decision 0048).
+    const cell = (b: Bound, c: Column): Bound =>
+      c.type === 'datetime' && b.type === 'string' ? convert(b, 'datetime', 'datatable') : b;
     for (let i = 0; i < src.values.length; i += columns.length)
-      bound.push(columns.map((_, j) => binder.bind(src.values[i + j] as Expr)));
+      bound.push(columns.map((c, j) => cell(binder.bind(src.values[i + j] as Expr), c)));
     // A datetime column with a value carried as ticks (a 7-digit literal) holds every value as
     // ticks (decision 0044).
     const ticks = columns.map((c, j) => c.type === 'datetime' && bound.some((row) => row[j]?.ticks));
@@ -1351,6 +1355,7 @@ export class QueryBinder {
             type: o.type,
             span: item.span,
             ...ticksFlag(o),
+            ...int32Flag(o),
           });
         });
         continue;
@@ -1366,6 +1371,7 @@ export class QueryBinder {
           type: o.type,
           span: item.span,
           ...ticksFlag(o),
+          ...int32Flag(o),
         });
         continue;
       }
