@@ -39,7 +39,13 @@ const conversion = (name: string, type: string, origin?: ScalarFunctionEntry['or
   fn(
     name,
     [`${name}(value: any): ${type}`],
-    type === 'string' ? 'string (never null)' : `${type}; null when the value does not convert`,
+    type === 'string'
+      ? 'string (never null)'
+      : type === 'dynamic'
+        ? 'dynamic: JSON text parsed; other text a dynamic string holding it ("" null)'
+        : type === 'datetime'
+          ? 'datetime (a 7th fractional digit kept); null when the value does not convert'
+          : `${type}; null when the value does not convert`,
     FIRST,
     origin,
   );
