@@ -5,11 +5,12 @@
  */
 import { isStrataError } from '@strata/common';
 import { asQueryError, bindQuery, type PlanOptions } from './engine.js';
+import { resultColumns } from './exec/result-format.js';
 import { NeedsAnswer } from './semantic/phases.js';
 import { allFunctions } from './semantic/registry/registry.js';
 import { DEFAULT_PARSE_LIMITS, type KustoTable, kustoCompletions } from './syntax/parse-kql.js';
 import { prescan } from './syntax/prescan.js';
-import { KQL_TYPE_NAME, RESULT_TYPE_NAME, type SchemaCatalog } from './types.js';
+import { KQL_TYPE_NAME, type SchemaCatalog } from './types.js';
 
 export interface ApiErrorModel {
   message: string;
@@ -199,7 +200,7 @@ export function parseQuery(
     const { bound } = bindQuery(text, catalog, options);
     response.parseSuccess = true;
     response.header = bound.columns.map((c) => c.name);
-    response.columns = bound.columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] }));
+    response.columns = resultColumns(bound.columns);
   } catch (err) {
     // bag_unpack / pivot: the query is fine, its columns are known only when it runs.
     if (err instanceof NeedsAnswer) response.parseSuccess = true;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { kustoLanguage } from '../../src/query/syntax/kusto-runtime.js';
 
-const KUSTO_TYPE: Record<string, string> = { int: 'long' };
+const KUSTO_TYPE: Record<string, string> = {};
 
 export function kustoColumns(query: string, columns: string): string[] {
   const K = kustoLanguage() as unknown as {

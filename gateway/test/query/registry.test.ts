@@ -381,7 +381,8 @@ const SCALAR_SAMPLES: Record<string, string> = {
   tdigest_merge: 'tdigest_merge(d, d)',
 };
 
-const engineColumns = (query: string): string[] => bindQuery(query, CATALOG).bound.columns.map((c) => `${c.name}:${c.type}`);
+const engineColumns = (query: string): string[] =>
+  bindQuery(query, CATALOG).bound.columns.map((c) => `${c.name}:${c.int32 ? 'int' : c.type}`);
 
 function docsText(): string {
   return readFileSync(DOCS, 'utf8');

@@ -635,6 +635,39 @@ describe('distributed queries over worker storage and gRPC', function () {
     );
   });
 
+  it('typed datetime columns made from text keep the 7th digit across workers: parse, mv-expand, bag_unpack (decision 0048)', async () => {
+    // The text of timestamp + latencyMs ticks, parsed back by three operators that make typed columns.
+    const ticksOf = (x: Row) => BigInt(x.ts) * 10_000n + BigInt(x.latencyMs);
+    const iso = (t: bigint) => {
+      const ms = t / 10_000n;
+      return new Date(Number(ms)).toISOString().replace(/\.\d{3}Z$/, `.${String(t % 10_000_000n).padStart(7, '0')}Z`);
+    };
+    const text = 'app.logs | extend s = tostring(timestamp + latencyMs * 1tick)';
+    const sums = ROWS.map(ticksOf).sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    const forms = [
+      `${text} | parse s with t:datetime`,
+      `${text} | extend a = pack_array(s) | mv-expand t = a to typeof(datetime)`,
+      `${text} | extend b = bag_pack('t', s) | evaluate bag_unpack(b) : (s: string, t: datetime)`,
+    ];
+    const bound = BigInt(Date.UTC(2024, 4, 1, 0, 0, 47)) * 10_000n + 36n;
+    for (const form of forms) {
+      const top = await both(`${form} | summarize n = count() by t | sort by t desc | take 3`);
+      assert.deepEqual(
+        top.results.map((x) => x.t),
+        sums.slice(0, 3).map(iso),
+        form,
+      );
+      const rows = await both(`${form} | where t > datetime(2024-05-01 00:00:47.0000036) | count`);
+      assert.deepEqual(rows.results, [{ Count: ROWS.filter((x) => ticksOf(x) > bound).length }], form);
+    }
+    // Passed through from the workers: the wire's ticks become text.
+    const passed = await both(`${forms[0]} | where latencyMs == 37 | project t`);
+    assert.deepEqual(
+      passed.results.map((x) => x.t),
+      ROWS.filter((x) => x.latencyMs === 37).map((x) => iso(ticksOf(x))),
+    );
+  });
+
   it('a column missing on one worker reads as empty there', async () => {
     const r = await both('app.logs | summarize n = count() by extra');
     const counts = new Map<string, number>();

@@ -7,6 +7,7 @@
  * never null.
  */
 import { decodeDecimal, sqlDecimal } from '@strata/common';
+import { INT32_RESULT_TYPE } from '../semantic/int-columns.js';
 import { type KqlType, RESULT_TYPE_NAME } from '../types.js';
 
 const pad = (n: number | bigint, width: number) => String(n).padStart(width, '0');
@@ -144,6 +145,7 @@ export interface QueryResult {
   truncated: boolean;
 }
 
-export function resultColumns(columns: { name: string; type: KqlType }[]): QueryResult['columns'] {
-  return columns.map((c) => ({ name: c.name, type: RESULT_TYPE_NAME[c.type] }));
+/** The answer's column types; a long Kusto types int (getyear, datetime_part, …) shows Int32 (decision 0048). */
+export function resultColumns(columns: { name: string; type: KqlType; int32?: boolean }[]): QueryResult['columns'] {
+  return columns.map((c) => ({ name: c.name, type: c.int32 ? INT32_RESULT_TYPE : RESULT_TYPE_NAME[c.type] }));
 }

@@ -96,7 +96,8 @@ export interface QueryPlan {
   /** The gateway statement over tables f0, f1 … holding each fragment's rows. */
   merge: RenderedSql;
   /** Result columns in order. */
-  columns: { name: string; type: KqlType; id: string }[];
+  /** `int32`: a long Kusto types int, reported as Int32 (decision 0048). */
+  columns: { name: string; type: KqlType; id: string; int32?: true }[];
   render?: RenderHint;
   maxRows: number;
   nowUs: bigint;
@@ -529,7 +530,7 @@ export function planFragments(input: PlanInput): QueryPlan {
     ...(single ? { single } : {}),
     ...(passthrough ? { passthrough } : {}),
     merge,
-    columns: columns.map((c) => ({ name: c.name, type: c.type, id: c.id })),
+    columns: columns.map((c) => ({ name: c.name, type: c.type, id: c.id, ...(c.int32 ? { int32: true } : {}) })),
     ...(input.render ? { render: input.render } : {}),
     maxRows: input.maxRows,
     nowUs: input.nowUs,

@@ -29,6 +29,8 @@ export interface AggregateOutput {
   fixedName?: boolean;
   /** A datetime carried as ticks (min/max/take_any of one; decision 0036). */
   ticks?: boolean;
+  /** A long Kusto types int (min/max/take_any of one; decision 0048). */
+  int32?: boolean;
 }
 
 export interface BoundAggregate {
@@ -198,6 +200,8 @@ const duckTypeOfBound = (x: Bound): string => (x.ticks ? 'BIGINT' : DUCKDB_TYPE[
  * (min, max, take_any): the ticks order as the datetimes do, so the value keeps its ticks.
  */
 function ticksKept(x: Bound, bound: BoundAggregate): BoundAggregate {
+  // An int (getyear, …) answers one of its values too: Kusto types min/max/take_any of it int (decision 0048).
+  if (x.int32) for (const o of bound.outputs) o.int32 = true;
   if (!x.ticks) return bound;
   for (const f of bound.part.finals) f.col.ticks = true;
   for (const o of bound.outputs) o.ticks = true;

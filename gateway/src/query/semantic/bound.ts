@@ -7,6 +7,7 @@ import type { Span } from '../errors.js';
 import { queryError } from '../errors.js';
 import { bool, dbl, int, param, type Sql, sql, str, ts } from '../sql/sql.js';
 import type { LiteralValue } from '../syntax/ast.js';
+import { hasSubMicrosecondDigits, parseDateTimeText, subMicrosecondMessage, tickDigit } from '../syntax/literals.js';
 import type { KqlType } from '../types.js';
 import { EPOCH_TICKS, floorDiv, refusedTicksUse, ticksOfMicros, ticksOfUs, ticksSql, ticksTextSql } from './datetime-ticks.js';
 import type { Column } from './rel.js';
@@ -45,6 +46,8 @@ export interface Bound {
    * plus such a span stays a TIMESTAMP (datetime-ticks.ts spanNeedsTicks).
    */
   wholeMicros?: boolean;
+  /** A long Kusto types int (getyear, datetime_part, …): only its reported type differs (int-columns.ts). */
+  int32?: boolean;
   span: Span;
 }
 
@@ -114,9 +117,12 @@ function realToStringSql(x: Sql): Sql {
   return sql`kql_real_tostring(${x})`;
 }
 
-/** A datetime from text: ISO forms (an explicit offset converted to UTC) or RFC 822/850; otherwise null. */
+/**
+ * A datetime from text: ISO forms (an explicit offset `±hh:mm`, `±hhmm` or `±hh` converted to UTC; a
+ * time must precede it, so a date's `-02` is not one) or RFC 822/850; otherwise null.
+ */
 function parseDatetimeSql(text: Sql): Sql {
-  const iso = sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}:?[0-9]{2}\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
+  const iso = sql`(CASE WHEN regexp_matches(${text}, '[+-][0-9]{2}(:?[0-9]{2})?\\s*$') AND regexp_matches(${text}, '[0-9]{2}:[0-9]{2}') THEN timezone('UTC', TRY_CAST(${text} AS TIMESTAMPTZ)) ELSE TRY_CAST(${text} AS TIMESTAMP) END)`;
   // RFC 822/850 forms only where the ISO cast fails (a JS function: common/src/query/rfc-datetime.ts).
   return sql`coalesce(${iso}, make_timestamp(kql_rfc_datetime_us(${text})))`;
 }
@@ -157,6 +163,30 @@ function parseBoolSql(text: Sql): Sql {
 /** Text of a dynamic value: a JSON string unquoted, anything else as JSON text. */
 function dynamicTextSql(x: Sql): Sql {
   return sql`json_extract_string(${x}, '$')`;
+}
+
+/**
+ * A datetime from constant text (or a constant dynamic string), folded in JS: a 7th fractional digit
+ * makes it a ticks constant, digits below the tick are refused (decision 0036), text that is not a
+ * datetime is null.
+ */
+export function constantDatetime(v: LiteralValue, span: Span): Bound {
+  const text = v.type === 'string' ? v.value : v.type === 'dynamic' && v.value !== null ? jsonStringOf(v.value) : undefined;
+  if (text === undefined || text === null) return constant({ type: 'datetime', value: null }, span);
+  if (hasSubMicrosecondDigits(text)) throw queryError(subMicrosecondMessage(text), span);
+  const us = parseDateTimeText(text);
+  const tick = us === undefined ? 0 : tickDigit(text);
+  return constant(tick ? { type: 'datetime', value: us ?? null, tick } : { type: 'datetime', value: us ?? null }, span);
+}
+
+/** The string a dynamic constant's JSON text holds, if it is a JSON string (todynamic("…") of non-JSON text is one). */
+function jsonStringOf(json: string): string | undefined {
+  try {
+    const v: unknown = JSON.parse(json);
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Conversion with Kusto's `to*()` semantics; throws a query error when Kusto has no such conversion. */
@@ -248,12 +278,11 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
       }
       break;
     case 'datetime':
-      switch (b.type) {
-        case 'string':
-          return out(parseDatetimeSql(x));
-        case 'dynamic':
-          return out(parseDatetimeSql(dynamicTextSql(x)));
-      }
+      // Text keeps a 7th fractional digit (Kusto's tick): the value is carried as ticks, and the
+      // operators that make a column of it (parse, parse-kv, typed mv-expand, bag_unpack, the
+      // several-column functions) mark that column (decision 0048). A constant folds in JS.
+      if (b.type === 'string' || b.type === 'dynamic')
+        return b.value ? constantDatetime(b.value, b.span) : parsedTicks(b, b.span);
       break;
     case 'timespan':
       switch (b.type) {
@@ -279,7 +308,9 @@ export function convert(b: Bound, target: KqlType, what: string): Bound {
     case 'dynamic':
       switch (b.type) {
         case 'string':
-          return out(sql`(CASE WHEN json_valid(${x}) THEN CAST(${x} AS JSON) ELSE NULL END)`);
+          // Text that is not JSON is a dynamic string holding it (Kusto's parse_json/todynamic), so
+          // todatetime(todynamic("2024-01-01T00:00:00Z")) reads the date; an empty string stays null.
+          return out(sql`(CASE WHEN json_valid(${x}) THEN CAST(${x} AS JSON) WHEN ${x} <> '' THEN to_json(${x}) END)`);
         case 'datetime':
           return out(sql`to_json(${b.ticks ? ticksTextSql(x) : datetimeToStringSql(x)})`);
         case 'timespan':

@@ -25,6 +25,7 @@ import {
   ticksSql,
 } from './datetime-ticks.js';
 import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
+import { int32Flag } from './int-columns.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
@@ -177,7 +178,14 @@ export class ExprBinder {
   private name(name: string, span: Span): Bound {
     const col = this.ctx.columns.get(name);
     if (col && !this.ctx.aggregates) {
-      return { type: col.type, sql: sql`${identOf(col)}`, column: col, span, ...(col.ticks ? { ticks: true } : {}) };
+      return {
+        type: col.type,
+        sql: sql`${identOf(col)}`,
+        column: col,
+        span,
+        ...(col.ticks ? { ticks: true } : {}),
+        ...int32Flag(col),
+      };
     }
     const let_ = this.ctx.lets.get(name);
     if (let_?.outsideRowContext)

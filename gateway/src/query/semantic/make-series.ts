@@ -21,6 +21,7 @@ import { type Bound, coerce, convert } from './bound.js';
 import { refusedTicksUse, ticksFlag, ticksSql } from './datetime-ticks.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
+import { int32Flag } from './int-columns.js';
 import { expressionName } from './naming.js';
 import { fromTicks } from './registry/datetime-functions.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -179,7 +180,7 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
   // 2. At the gateway: each group's bins and values as lists in bin order.
   const newColumn = (name: string, type: KqlType): Column => ({ name, type, id: host.ids.column() });
   const groupKeys: Output[] = keyColumns.map((c) => ({
-    col: { ...newColumn(c.name, c.type), ...ticksFlag(c) },
+    col: { ...newColumn(c.name, c.type), ...ticksFlag(c), ...int32Flag(c) },
     sql: identOf(c),
   }));
   const ordered = (c: Column) => sql`list(${identOf(c)} ORDER BY ${identOf(binOut)})`;

@@ -9,6 +9,7 @@ import { queryError } from '../errors.js';
 import { type Sql, sql, str } from '../sql/sql.js';
 import type { Operator } from '../syntax/ast.js';
 import { type Bound, convert, strSql } from './bound.js';
+import { ticksFlag } from './datetime-ticks.js';
 import { type ExprBinder, identOf } from './expr-binder.js';
 import { captureGroups } from './registry/text-parsing-functions.js';
 import type { Column, IdAllocator, Output, Rel } from './rel.js';
@@ -46,17 +47,29 @@ export function bindParseKv(binder: ExprBinder, ids: IdAllocator, input: Rel, co
     const bag = sql`kql_parse_kv(${text}, ${str(JSON.stringify(spec))})`;
     foundValue = (key) => sql`json_extract_string(${bag}, ${str(`$."${key.replaceAll('"', '')}"`)})`;
   }
-  const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
+  // Two stages: the raw text of each key as a column, then the typed values reading it. Written as
+  // one expression a datetime's conversion (which reads its text several times) repeated the
+  // extraction per use (decision 0048).
+  const pass = (cols: Column[]): Output[] => cols.map((c) => ({ col: c, sql: identOf(c) }));
+  const raws: Output[] = [];
   for (const key of op.keys) {
     if (seen.has(key.name)) throw queryError(`A column with the name '${key.name}' is already declared.`, key.span);
     seen.add(key.name);
     if (key.name.includes('"')) throw queryError('A parse-kv key cannot contain a double quote.', key.span);
-    const raw: Bound = { type: 'string', sql: foundValue(key.name), span: key.span };
-    const value = key.type === 'string' ? sql`coalesce(${raw.sql}, '')` : convert(raw, key.type, 'parse-kv').sql;
-    const col: Column = { name: key.name, type: key.type, id: ids.column() };
-    const at = outputs.findIndex((x) => x.col.name === key.name);
-    if (at >= 0) outputs[at] = { col, sql: value };
-    else outputs.push({ col, sql: value });
+    raws.push({ col: { name: `\u0000parse-kv:${raws.length}`, type: 'string', id: ids.column() }, sql: foundValue(key.name) });
   }
-  return { kind: 'project', input, outputs, columns: outputs.map((x) => x.col) };
+  const stage1Outputs = [...pass(columns), ...raws];
+  const stage1: Rel = { kind: 'project', input, outputs: stage1Outputs, columns: stage1Outputs.map((x) => x.col) };
+  const outputs: Output[] = pass(columns);
+  op.keys.forEach((key, i) => {
+    const raw: Bound = { type: 'string', sql: identOf((raws[i] as Output).col), span: key.span };
+    const typed: Bound =
+      key.type === 'string' ? { ...raw, sql: sql`coalesce(${raw.sql}, '')` } : convert(raw, key.type, 'parse-kv');
+    // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
+    const col: Column = { name: key.name, type: key.type, id: ids.column(), ...ticksFlag(typed) };
+    const at = outputs.findIndex((x) => x.col.name === key.name);
+    if (at >= 0) outputs[at] = { col, sql: typed.sql };
+    else outputs.push({ col, sql: typed.sql });
+  });
+  return { kind: 'project', input: stage1, outputs, columns: outputs.map((x) => x.col) };
 }

@@ -10,6 +10,7 @@ import type { Expr, NamedExpr, Operator, OutputSchema } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { IF_FORM } from './aggregate-if-forms.js';
 import { type Bound, convert } from './bound.js';
+import { ticksFlag } from './datetime-ticks.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
 import { NameAllocator } from './naming.js';
@@ -140,7 +141,8 @@ function bagUnpack(host: PluginHost, input: Rel, op: Evaluate): Rel {
     const access: Expr = { kind: 'index', target: colArg, index: strExpr(slot.name, op.span), span: op.span };
     const value = binder.bind(access);
     const typed = slot.type === 'dynamic' ? value : convert(value, slot.type, 'bag_unpack');
-    outputs.push({ col: host.newColumn(name, slot.type), sql: typed.sql });
+    // A datetime property keeps a 7th fractional digit: the column carries ticks (decision 0048).
+    outputs.push({ col: { ...host.newColumn(name, slot.type), ...ticksFlag(typed) }, sql: typed.sql });
   }
   return { kind: 'project', input, outputs, columns: outputs.map((o) => o.col) };
 }

@@ -33,6 +33,7 @@ import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } fro
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
 import { filterTermHints } from './filter-term-hints.js';
+import { INT32_SCHEMA, int32Flag } from './int-columns.js';
 import { bindMakeSeries } from './make-series.js';
 import { expandMultiColumn } from './multi-column.js';
 import { bindMvApply } from './mv-apply.js';
@@ -624,8 +625,12 @@ export class QueryBinder {
     });
     const binder = this.exprBinder([]);
     const bound: Bound[][] = [];
+    // A string cell of a datetime column converts as todatetime does (Microsoft's analyzer accepts
+    // `datatable(d:datetime)['2024-01-01']`), a 7th fractional digit kept (decision 0048).
+    const cell = (b: Bound, c: Column): Bound =>
+      c.type === 'datetime' && b.type === 'string' ? convert(b, 'datetime', 'datatable') : b;
     for (let i = 0; i < src.values.length; i += columns.length)
-      bound.push(columns.map((_, j) => binder.bind(src.values[i + j] as Expr)));
+      bound.push(columns.map((c, j) => cell(binder.bind(src.values[i + j] as Expr), c)));
     // A datetime column with a value carried as ticks (a 7-digit literal) holds every value as
     // ticks (decision 0044).
     const ticks = columns.map((c, j) => c.type === 'datetime' && bound.some((row) => row[j]?.ticks));
@@ -688,7 +693,7 @@ export class QueryBinder {
       const columns = spread ?? [{ name: item.name ?? `print_${i}`, nameSpan: item.nameSpan, bound: binder.bind(item.expr) }];
       return columns.map(({ name, nameSpan, bound: b }) => {
         if (!names.claim(name)) throw queryError(`A column with the name '${name}' is already declared.`, nameSpan ?? item.span);
-        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b) }, sql: b.sql };
+        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b), ...int32Flag(b) }, sql: b.sql };
       });
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
@@ -786,7 +791,7 @@ export class QueryBinder {
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
-        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c) };
+        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) };
         byKey.set(k, col);
         columns.push(col);
       }
@@ -913,8 +918,9 @@ export class QueryBinder {
         const rows = columns.map((c, i) => [
           sql`${str(c.name)}`,
           sql`${int(i)}`,
-          sql`${str(DATA_TYPE[c.type])}`,
-          sql`${str(c.type === 'real' ? 'real' : c.type)}`,
+          // A long Kusto types int shows int (decision 0048).
+          sql`${str(c.int32 ? INT32_SCHEMA.dataType : DATA_TYPE[c.type])}`,
+          sql`${str(c.int32 ? INT32_SCHEMA.columnType : c.type)}`,
         ]);
         // The input is not read (only its columns matter).
         return { kind: 'values', columns: out, rows };
@@ -1026,7 +1032,7 @@ export class QueryBinder {
       return { l, r, ...this.joinKeySql(l, r, k.span) };
     });
     const fresh = (c: Column, name = c.name): Output => ({
-      col: { ...this.newColumn(name, c.type), ...ticksFlag(c) },
+      col: { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) },
       sql: identOf(c),
     });
     const names = new NameAllocator([...lcols, ...rcols].map((c) => c.name));
@@ -1092,10 +1098,11 @@ export class QueryBinder {
       if (b.type !== 'dynamic') throw queryError(`mv-expand needs a dynamic value; this is a ${b.type}.`, item.expr.span);
       lists.push(expansionList(b.sql, op.bagExpansion, limit));
       const type = toType ?? 'dynamic';
-      const cast = toType && toType !== 'dynamic' ? elementCast(toType, toTypeSpan ?? item.span) : undefined;
+      const typed = toType && toType !== 'dynamic' ? elementCast(toType, toTypeSpan ?? item.span) : undefined;
+      const cast = typed?.cast;
       let name = item.name ?? expressionName(item.expr);
       if (name === undefined) name = names.column();
-      const col = this.newColumn(name, type);
+      const col = { ...this.newColumn(name, type), ...(typed?.ticks ? { ticks: true } : {}) };
       const out: Out = cast ? { col, element: i, cast } : { col, element: i };
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = out;
@@ -1207,7 +1214,7 @@ export class QueryBinder {
         const derived = expressionName(item.expr);
         name = derived !== undefined ? names.derive(derived) : names.column();
       }
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
@@ -1269,7 +1276,7 @@ export class QueryBinder {
       if (name === undefined) name = names.column();
       names.claim(name);
       declared.add(name);
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = { col, sql: b.sql };
@@ -1306,7 +1313,7 @@ export class QueryBinder {
       } else {
         name = name !== undefined ? names.derive(name) : names.column();
       }
-      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b) };
+      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
       keyOutputs.push({
@@ -1331,6 +1338,7 @@ export class QueryBinder {
       type: KqlType;
       span: Span;
       ticks?: true;
+      int32?: true;
     }[] = [];
     for (const item of aggItems) {
       const e = item.expr;
@@ -1347,6 +1355,7 @@ export class QueryBinder {
             type: o.type,
             span: item.span,
             ...ticksFlag(o),
+            ...int32Flag(o),
           });
         });
         continue;
@@ -1362,11 +1371,20 @@ export class QueryBinder {
           type: o.type,
           span: item.span,
           ...ticksFlag(o),
+          ...int32Flag(o),
         });
         continue;
       }
       const b = aggBinder.bind(e);
-      itemValues.push({ name: item.name, nameSpan: item.nameSpan, value: b.sql, type: b.type, span: item.span, ...ticksFlag(b) });
+      itemValues.push({
+        name: item.name,
+        nameSpan: item.nameSpan,
+        value: b.sql,
+        type: b.type,
+        span: item.span,
+        ...ticksFlag(b),
+        ...int32Flag(b),
+      });
     }
     const post: Output[] = keyOutputs.map((k) => ({ col: k.col, sql: identOf(k.col) }));
     for (const v of itemValues) {
@@ -1380,7 +1398,7 @@ export class QueryBinder {
       } else {
         name = names.column();
       }
-      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v) }, sql: v.value });
+      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v), ...int32Flag(v) }, sql: v.value });
     }
 
     const partialColumns: Column[] = keyOutputs.map((k) => k.col);
@@ -1437,32 +1455,53 @@ export class QueryBinder {
     const text = strSql(source);
     const matches = sql`regexp_matches(${text}, ${str(regex)})`;
     const seen = new Set<string>();
-    const values = captures.map((cap) => {
+    for (const cap of captures) {
       if (seen.has(cap.name)) throw queryError(`A column with the name '${cap.name}' is already declared.`, cap.span);
       seen.add(cap.name);
-      const raw: Bound = {
-        type: 'string',
-        sql: sql`(CASE WHEN ${matches} THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
-        notNull: true,
-        span: cap.span,
-      };
-      return { cap, value: cap.type === 'string' ? raw : convert(raw, cap.type, 'parse') };
+    }
+    // Three stages, each reading the one before as columns: the match and the raw captured texts,
+    // then the typed values, then the strict check and the result. Written as one expression the
+    // regex (a statement parameter, which DuckDB does not share between uses) ran once per use of
+    // the text — a datetime's conversion reads its text several times (decision 0048).
+    const pass = (cols: Column[]): Output[] => cols.map((c) => ({ col: c, sql: identOf(c) }));
+    const hidden = (what: string, type: KqlType): Column => this.newColumn(`\u0000parse:${what}`, type);
+    const matched = hidden('matched', 'bool');
+    const raws = captures.map((cap) => ({
+      col: hidden(`raw:${cap.group}`, 'string'),
+      sql: sql`(CASE WHEN ${matches} THEN regexp_extract(${text}, ${str(regex)}, CAST(${int(cap.group)} AS INTEGER)) ELSE '' END)`,
+    }));
+    const stage1Outputs = [...pass(columns), { col: matched, sql: matches }, ...raws];
+    const stage1: Rel = { kind: 'project', input, outputs: stage1Outputs, columns: stage1Outputs.map((o) => o.col) };
+    const values = captures.map((cap, i) => {
+      const raw: Bound = { type: 'string', sql: identOf((raws[i] as Output).col), notNull: true, span: cap.span };
+      const value = cap.type === 'string' ? raw : convert(raw, cap.type, 'parse');
+      // A datetime read from the text keeps a 7th fractional digit: the column carries ticks (decision 0048).
+      return { cap, col: { ...hidden(`value:${cap.group}`, cap.type), ...ticksFlag(value) }, sql: value.sql };
     });
+    const stage2Outputs = [
+      ...pass(columns),
+      { col: matched, sql: identOf(matched) },
+      ...values.map((v) => ({ col: v.col, sql: v.sql })),
+    ];
+    const stage2: Rel = { kind: 'project', input: stage1, outputs: stage2Outputs, columns: stage2Outputs.map((o) => o.col) };
     // Strict modes: the text matched and every typed column converted.
-    const typed = values.filter((v) => v.cap.type !== 'string').map((v) => sql`${v.value.sql} IS NOT NULL`);
-    const ok = op.mode === 'relaxed' || typed.length === 0 ? matches : sql`(${matches} AND ${join(typed, ' AND ')})`;
-    const outputs: Output[] = columns.map((c) => ({ col: c, sql: identOf(c) }));
-    for (const { cap, value } of values) {
+    const typed = values.filter((v) => v.cap.type !== 'string').map((v) => sql`${identOf(v.col)} IS NOT NULL`);
+    const ok =
+      op.mode === 'relaxed' || typed.length === 0 ? identOf(matched) : sql`(${identOf(matched)} AND ${join(typed, ' AND ')})`;
+    const outputs: Output[] = pass(columns);
+    for (const { cap, col: valueCol } of values) {
       const strict = op.mode !== 'relaxed' && typed.length > 0;
       const sqlValue = strict
-        ? sql`(CASE WHEN ${ok} THEN ${value.sql} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
-        : value.sql;
-      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column() };
+        ? sql`(CASE WHEN ${ok} THEN ${identOf(valueCol)} ELSE ${cap.type === 'string' ? sql`''` : sql`NULL`} END)`
+        : identOf(valueCol);
+      const col: Column = { name: cap.name, type: cap.type, id: this.ids.column(), ...ticksFlag(valueCol) };
       const at = outputs.findIndex((o) => o.col.name === cap.name);
       if (at >= 0) outputs[at] = { col, sql: sqlValue };
       else outputs.push({ col, sql: sqlValue });
     }
-    const filtered: Rel = op.where ? { kind: 'filter', input, predicate: ok, columns } : input;
+    const filtered: Rel = op.where
+      ? { kind: 'filter', input: stage2, predicate: ok, columns: stage2Outputs.map((o) => o.col) }
+      : stage2;
     return { kind: 'project', input: filtered, outputs, columns: outputs.map((o) => o.col) };
   }
 
@@ -1604,23 +1643,30 @@ function expansionList(v: Sql, bagExpansion: 'bag' | 'array', limit: bigint | un
   return limit === undefined ? list : sql`list_slice(${list}, 1, ${int(limit)})`;
 }
 
-/** `to typeof(T)`: a cast only; an element of another JSON type becomes null ("" for strings). */
-function elementCast(type: KqlType, span: Span): (e: Sql) => Sql {
+/**
+ * `to typeof(T)`: a cast only; an element of another JSON type becomes null ("" for strings).
+ * `ticks`: the cast answers a datetime carried as ticks (a 7th fractional digit of the element's
+ * text kept, decision 0048), so the column made of it is marked.
+ */
+function elementCast(type: KqlType, span: Span): { cast: (e: Sql) => Sql; ticks: boolean } {
+  const plain = (cast: (e: Sql) => Sql) => ({ cast, ticks: false });
   switch (type) {
     case 'long':
-      return (e) => sql`(CASE WHEN json_type(${e}) IN ('BIGINT', 'UBIGINT') THEN CAST(${e} AS BIGINT) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) IN ('BIGINT', 'UBIGINT') THEN CAST(${e} AS BIGINT) END)`);
     case 'real':
-      return (e) => sql`(CASE WHEN json_type(${e}) IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN CAST(${e} AS DOUBLE) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) IN ('DOUBLE', 'BIGINT', 'UBIGINT') THEN CAST(${e} AS DOUBLE) END)`);
     case 'bool':
-      return (e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) = 'BOOLEAN' THEN CAST(${e} AS BOOLEAN) END)`);
     case 'string':
-      return (e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`;
+      return plain((e) => sql`(CASE WHEN json_type(${e}) = 'VARCHAR' THEN json_extract_string(${e}, '$') ELSE '' END)`);
     case 'datetime':
     case 'timespan':
-    case 'decimal':
+    case 'decimal': {
       // As todatetime/totimespan/todecimal of the element (make-series writes its axis as such
       // strings; a decimal in a dynamic value is the string of its text).
-      return (e) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand').sql;
+      const cast = (e: Sql) => convert({ type: 'dynamic', sql: e, span }, type, 'mv-expand');
+      return { cast: (e) => cast(e).sql, ticks: cast(sql`NULL`).ticks === true };
+    }
     default:
       throw queryError(`mv-expand … to typeof(${type}) is not supported.`, span);
   }

@@ -27,6 +27,8 @@ export interface Column {
   origin?: string;
   /** A datetime column holding BIGINT 100 ns ticks instead of a TIMESTAMP (decision 0036). */
   ticks?: boolean;
+  /** A long column Kusto types int: reported as int / Int32 (int-columns.ts, decision 0048). */
+  int32?: boolean;
 }
 
 export interface Output {

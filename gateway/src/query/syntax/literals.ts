@@ -86,11 +86,12 @@ function daysFromCivil(y: number, m: number, d: number): number {
 
 /**
  * A datetime string in the ISO forms Kusto accepts (`2024-01-02`, `2024-01-02T03:04:05.1234567Z`,
- * `2024-01-02 03:04`, `2022/01/10`, with `Z` or `±hh:mm` offsets) → µs since the Unix epoch.
+ * `2024-01-02 03:04`, `2022/01/10`, with `Z` or `±hh:mm`, `±hhmm`, `±hh` offsets — ISO 8601's three offset
+ * forms; decision 0048) → µs since the Unix epoch.
  */
 export function parseDateTimeText(content: string): bigint | undefined {
   const m =
-    /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(
+    /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i.exec(
       content.trim(),
     );
   if (!m) return parseRfcDateTime(content);

@@ -83,12 +83,12 @@ function part(b: Bound, call: CallExpr): string {
 /** Sunday on or before the day (Kusto's weeks start on Sunday). */
 const sunday = (x: Sql): Sql => sql`CAST(CAST(${x} AS DATE) - CAST(dayofweek(${x}) AS INTEGER) AS TIMESTAMP)`;
 
-/** An integer field of a datetime, as Kusto's int-returning accessors. */
+/** An integer field of a datetime, as Kusto's int-returning accessors: a long marked int32 (decision 0048). */
 const field =
   (expr: (x: Sql) => Sql): ScalarFn =>
   (args, call) => {
     arity(call, args.length, 1);
-    return result('long', sql`CAST(${expr(date(args[0] as Bound, call))} AS BIGINT)`, call);
+    return { ...result('long', sql`CAST(${expr(date(args[0] as Bound, call))} AS BIGINT)`, call), int32: true };
   };
 
 function binAtSql(value: Bound, size: Bound, fixed: Bound, call: CallExpr): Bound {
@@ -475,7 +475,7 @@ function fn(name: string, signatures: string[], returns: string, naming: NamingR
   return { kind: 'scalar', name, signatures, returns, naming, bind };
 }
 
-const accessor = (name: string, what: string) => fn(name, [`${name}(date: datetime): long`], `long: ${what}`);
+const accessor = (name: string, what: string) => fn(name, [`${name}(date: datetime): int`], `int: ${what}`);
 const unix = (unit: string) =>
   fn(
     `unixtime_${unit}_todatetime`,

@@ -30,6 +30,8 @@ interface GeoSpec {
   name: string;
   params: Param[];
   returns: KqlType;
+  /** A long Kusto types int: reported as int (decision 0048, int-columns.ts). */
+  int32?: true;
   describe: string;
 }
 
@@ -78,6 +80,7 @@ function bind(spec: GeoSpec): ScalarFn {
       sql: spec.returns === 'dynamic' ? sql`CAST(${udf} AS JSON)` : udf,
       span: call.span,
       notNull: spec.returns === 'string',
+      ...(spec.int32 ? { int32: true } : {}),
     };
   };
 }
@@ -86,7 +89,7 @@ function signature(spec: GeoSpec): string {
   const list = (ps: Param[]) => ps.map((p) => `${p.name}: ${p.kind}`).join(', ');
   const optional = spec.params.filter((p) => p.fallback);
   const tail = optional.length ? `[, ${list(optional)}]` : '';
-  return `${spec.name}(${list(spec.params.filter((p) => !p.fallback))}${tail}): ${spec.returns}`;
+  return `${spec.name}(${list(spec.params.filter((p) => !p.fallback))}${tail}): ${spec.int32 ? 'int' : spec.returns}`;
 }
 
 const POINT = [real('longitude'), real('latitude')];
@@ -171,7 +174,8 @@ const SPECS: GeoSpec[] = [
     name: 'geo_h3cell_level',
     params: [text('h3cell')],
     returns: 'long',
-    describe: 'long: the resolution 0..15; null when invalid',
+    int32: true,
+    describe: 'int: the resolution 0..15; null when invalid',
   },
   {
     name: 'geo_h3cell_parent',

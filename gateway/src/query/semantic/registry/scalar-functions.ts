@@ -39,7 +39,13 @@ const conversion = (name: string, type: string, origin?: ScalarFunctionEntry['or
   fn(
     name,
     [`${name}(value: any): ${type}`],
-    type === 'string' ? 'string (never null)' : `${type}; null when the value does not convert`,
+    type === 'string'
+      ? 'string (never null)'
+      : type === 'dynamic'
+        ? 'dynamic: JSON text parsed; other text a dynamic string holding it ("" null)'
+        : type === 'datetime'
+          ? 'datetime (a 7th fractional digit kept); null when the value does not convert'
+          : `${type}; null when the value does not convert`,
     FIRST,
     origin,
   );
@@ -59,8 +65,8 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   conversion('tostring', 'string'),
   fn(
     'toint',
-    ['toint(value: any): long'],
-    'long in the 32-bit int range; null when the value does not convert or falls outside it',
+    ['toint(value: any): int'],
+    'int (a long in the 32-bit range, reported as int); null when the value does not convert or falls outside it',
     FIRST,
   ),
   conversion('tolong', 'long'),
@@ -99,7 +105,7 @@ export const SCALAR_FUNCTIONS: readonly ScalarFunctionEntry[] = [
   fn('startofday', ['startofday(date: datetime[, offset: long]): datetime'], 'datetime', FIRST),
   fn('startofweek', ['startofweek(date: datetime[, offset: long]): datetime'], 'datetime (weeks start on Sunday)'),
   fn('startofmonth', ['startofmonth(date: datetime[, offset: long]): datetime'], 'datetime'),
-  fn('datetime_part', ['datetime_part(part: string, date: datetime): long'], 'long'),
+  fn('datetime_part', ['datetime_part(part: string, date: datetime): int'], 'int (a long reported as int, as Kusto types it)'),
   fn('format_datetime', ['format_datetime(date: datetime, format: string): string'], 'string', FIRST),
   ...DYNAMIC_FUNCTIONS,
   ...DYNAMIC_RESHAPE_FUNCTIONS,

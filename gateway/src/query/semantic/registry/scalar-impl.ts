@@ -8,16 +8,9 @@ import { parseTimespanText } from '@strata/common';
 import { queryError, type Span } from '../../errors.js';
 import { int, join, type Sql, sql, str, trusted, ts } from '../../sql/sql.js';
 import type { Expr, LiteralValue } from '../../syntax/ast.js';
-import {
-  hasSubMicrosecondDigits,
-  parseDateTimeText,
-  subMicrosecondMessage,
-  TICKS_PER_DAY,
-  TICKS_PER_SECOND,
-  tickDigit,
-} from '../../syntax/literals.js';
+import { TICKS_PER_DAY, TICKS_PER_SECOND } from '../../syntax/literals.js';
 import type { KqlType } from '../../types.js';
-import { type Bound, coerce, constant, convert, parsedTicks, strSql, unify } from '../bound.js';
+import { type Bound, coerce, constant, constantDatetime, convert, strSql, unify } from '../bound.js';
 import { evalBinary } from '../const-eval.js';
 import { addSpanTicks, floorMod, floorView, isWholeMicros, spanNeedsTicks, tickDatetime, ticksSql } from '../datetime-ticks.js';
 import { withEpochMicros } from '../epoch-bin-key.js';
@@ -67,19 +60,12 @@ function toFn(target: KqlType): ScalarFn {
   return (args, call) => {
     arity(call, 1);
     const a = args[0] as Bound;
-    if (target === 'datetime' && a.value?.type === 'string') {
-      if (hasSubMicrosecondDigits(a.value.value)) throw queryError(subMicrosecondMessage(a.value.value), a.span);
-      const us = parseDateTimeText(a.value.value);
-      // A 7th fractional digit makes a datetime carried as ticks (decision 0036).
-      const tick = us === undefined ? 0 : tickDigit(a.value.value);
-      return constant(tick ? { type: 'datetime', value: us ?? null, tick } : { type: 'datetime', value: us ?? null }, call.span);
-    }
+    // A 7th fractional digit makes a datetime carried as ticks (decision 0036).
+    if (target === 'datetime' && a.value?.type === 'string') return constantDatetime(a.value, call.span);
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
     if (a.type === target) return { ...a, span: call.span };
-    // Text per row keeps a 7th fractional digit (decision 0044).
-    if (target === 'datetime' && (a.type === 'string' || a.type === 'dynamic') && a.value === undefined)
-      return parsedTicks(a, call.span);
+    // Text per row keeps a 7th fractional digit (decision 0044): convert() carries it as ticks.
     return { ...convert(a, target, call.name), span: call.span };
   };
 }
@@ -310,9 +296,15 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     if (v.value !== undefined) {
       const n = v.value.value;
       const outside = typeof n === 'bigint' && (n < -2147483648n || n > 2147483647n);
-      return outside ? constant({ type: 'long', value: null }, call.span) : v;
+      // Typed int, as Kusto types it (a long marked int32, decision 0048).
+      return { ...(outside ? constant({ type: 'long', value: null }, call.span) : v), int32: true };
     }
-    return { ...v, sql: sql`(CASE WHEN ${v.sql} BETWEEN -2147483648 AND 2147483647 THEN ${v.sql} END)`, notNull: false };
+    return {
+      ...v,
+      sql: sql`(CASE WHEN ${v.sql} BETWEEN -2147483648 AND 2147483647 THEN ${v.sql} END)`,
+      notNull: false,
+      int32: true,
+    };
   },
   tolong: toFn('long'),
   todouble: toFn('real'),
@@ -481,10 +473,12 @@ export const SCALAR_IMPLEMENTATIONS: Record<string, ScalarFn> = {
     want(x, ['datetime'], call, 'datetime');
     // The nanosecond part of a datetime with ticks: the ticks of its second × 100 (decision 0036);
     // every other part is the same at the microsecond floor.
-    if (x.ticks && part.toLowerCase() === 'nanosecond') return bound('long', sql`(${floorMod(x.sql, 10_000_000n)} * 100)`, call);
+    // Kusto types every part int (a long marked int32; decision 0048).
+    if (x.ticks && part.toLowerCase() === 'nanosecond')
+      return bound('long', sql`(${floorMod(x.sql, 10_000_000n)} * 100)`, call, { int32: true });
     const s = datetimePart(part, floorView(x).sql);
     if (!s) throw queryError(`datetime_part: the part '${part}' is not supported.`, (args[0] as Bound).span);
-    return bound('long', sql`CAST(${s} AS BIGINT)`, call);
+    return bound('long', sql`CAST(${s} AS BIGINT)`, call, { int32: true });
   },
   format_datetime: (args, call) => {
     arity(call, 2);
