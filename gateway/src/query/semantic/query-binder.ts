@@ -32,6 +32,7 @@ import { BUILTIN_TABLES } from './builtin-tables.js';
 import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
+import { foldableColumns } from './term-fold-subject.js';
 import { filterTermHints } from './filter-term-hints.js';
 import { bindMakeSeries } from './make-series.js';
 import { expandMultiColumn } from './multi-column.js';
@@ -807,7 +808,10 @@ export class QueryBinder {
     const columns = relColumns(input);
     switch (op.kind) {
       case 'where': {
-        const b = this.exprBinder(columns).bind(op.predicate, true);
+        // Over a scan, the term operators may read a column's term fold (decision 0045).
+        const folds = foldableColumns(input);
+        const binder = this.exprBinder(columns);
+        const b = (folds ? new ExprBinder({ ...binder.ctx, termFolds: folds }) : binder).bind(op.predicate, true);
         const pred = b.type === 'bool' ? b : b.type === 'dynamic' ? convert(b, 'bool', 'where') : undefined;
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);

@@ -1,0 +1,51 @@
+/**
+ * Stored term folds (docs/decisions/0045-stored-term-fold.md): a 'duckdb' segment file may hold,
+ * next to a String column c of its `rows` table, the column `#fold:c` = the term fold of c
+ * (common/src/query/term-fold.ts). A `has`-family query for an ASCII needle then reads the fold
+ * alone: its prefilter is a byte search and the exact check runs on it, without lowering (nor
+ * decompressing) c.
+ *
+ * Which columns: a seal or rewrite folds the String columns whose values are long text (the
+ * average byte length of the first FOLD_SAMPLE_ROWS rows written is at least
+ * FOLD_MIN_AVG_BYTES). Why: the fold costs a second copy of the column (bytes, and lower() at
+ * every seal and rewrite); short values (levels, hosts, methods) are cheap to lower at query time
+ * and their fold would add a column's write cost for little gain.
+ *
+ * Which files have a fold is read from the files themselves (storedFolds in segment-format.ts),
+ * not recorded in the catalog: a file is immutable and carries its folds wherever it is copied
+ * (drain, replication). Files without a fold (Parquet, 'duckdb' files written before 0045, columns
+ * not chosen) answer through the fold computed at scan time, and get a stored one when a
+ * compaction or a purge rewrites them.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { type ColumnSchema, quoteIdentifier, termFoldColumn, termFoldSql } from '@strata/common';
+
+/** A String column whose sampled values average at least this many bytes gets a stored fold. */
+export const FOLD_MIN_AVG_BYTES = 32;
+
+/** Rows sampled (the first ones written) to decide which columns are long text. */
+export const FOLD_SAMPLE_ROWS = 16_384;
+
+/**
+ * The String columns of `columns` whose fold a segment written from `source` (a relation usable
+ * in FROM holding those columns) stores: long text, by the first FOLD_SAMPLE_ROWS rows.
+ */
+export async function chooseFoldColumns(
+  conn: DuckDBConnection,
+  source: string,
+  columns: readonly ColumnSchema[],
+): Promise<string[]> {
+  const strings = columns.filter((c) => c.type === 'String');
+  if (strings.length === 0) return [];
+  const avgs = strings.map((c, i) => `avg(strlen(${quoteIdentifier(c.name)})) AS a${i}`);
+  const list = strings.map((c) => quoteIdentifier(c.name)).join(', ');
+  const row = (
+    await conn.runAndReadAll(`SELECT ${avgs.join(', ')} FROM (SELECT ${list} FROM ${source} LIMIT ${FOLD_SAMPLE_ROWS})`)
+  ).getRowObjectsJS()[0] as Record<string, number | null>;
+  return strings.filter((_, i) => (row[`a${i}`] ?? 0) >= FOLD_MIN_AVG_BYTES).map((c) => c.name);
+}
+
+/** The select-list items (each led by a comma) that add the folds of `folds` to a written segment. */
+export function foldSelectItems(folds: readonly string[]): string {
+  return folds.map((c) => `, ${termFoldSql(quoteIdentifier(c))} AS ${quoteIdentifier(termFoldColumn(c))}`).join('');
+}
