@@ -117,7 +117,11 @@ export async function rewriteSegments(
     let expected: number;
     // The term folds of the long-text columns, computed again from the texts (decision 0045): so
     // segments written before folds existed get them here.
-    const folds = await chooseFoldColumns(conn, `(${sources[0]})`, columns);
+    const folds = await chooseFoldColumns(
+      conn,
+      sources.map((x) => `(${x})`),
+      columns,
+    );
     if (sources.length === 1) {
       written = await writeSegmentFile(
         conn,

@@ -51,7 +51,7 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
       const columns = await selectTableColumns(conn, table.tableId);
       await mkdir(path.dirname(finalPath), { recursive: true });
       // The term folds of the long-text columns go into the file with them (decision 0045).
-      const folds = await chooseFoldColumns(fileConn, hot, columns);
+      const folds = await chooseFoldColumns(fileConn, [hot], columns);
       const written = await writeSegmentFile(
         fileConn,
         `SELECT *${foldSelectItems(folds)} FROM ${hot} ORDER BY "timestamp"`,

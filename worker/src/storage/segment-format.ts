@@ -186,7 +186,7 @@ export async function storedFolds(conn: DuckDBConnection, files: readonly string
     await conn.runAndReadAll(
       `SELECT database_name AS db, column_name AS col FROM duckdb_columns()
        WHERE table_name = ${quoteLiteral(ROWS_TABLE)} AND starts_with(column_name, ${quoteLiteral(TERM_FOLD_PREFIX)})
-         AND database_name IN (${quoteLiteralList([...byName.keys()])})`,
+         AND list_contains(${quoteLiteralList([...byName.keys()])}, database_name)`,
     )
   ).getRowObjectsJS() as { db: string; col: string }[];
   for (const r of rows) {

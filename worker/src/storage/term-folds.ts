@@ -27,21 +27,26 @@ export const FOLD_MIN_AVG_BYTES = 32;
 export const FOLD_SAMPLE_ROWS = 16_384;
 
 /**
- * The String columns of `columns` whose fold a segment written from `source` (a relation usable
- * in FROM holding those columns) stores: long text, by the first FOLD_SAMPLE_ROWS rows.
+ * The String columns of `columns` whose fold a segment written from `sources` (relations usable
+ * in FROM holding those columns: the hot table, or the segments a rewrite merges) stores: long
+ * text, by the average byte length of FOLD_SAMPLE_ROWS rows taken evenly from the sources' first
+ * rows (so a merge of short-text and long-text segments is judged on both).
  */
 export async function chooseFoldColumns(
   conn: DuckDBConnection,
-  source: string,
+  sources: readonly string[],
   columns: readonly ColumnSchema[],
 ): Promise<string[]> {
   const strings = columns.filter((c) => c.type === 'String');
-  if (strings.length === 0) return [];
+  if (strings.length === 0 || sources.length === 0) return [];
   const avgs = strings.map((c, i) => `avg(strlen(${quoteIdentifier(c.name)})) AS a${i}`);
   const list = strings.map((c) => quoteIdentifier(c.name)).join(', ');
-  const row = (
-    await conn.runAndReadAll(`SELECT ${avgs.join(', ')} FROM (SELECT ${list} FROM ${source} LIMIT ${FOLD_SAMPLE_ROWS})`)
-  ).getRowObjectsJS()[0] as Record<string, number | null>;
+  const each = Math.ceil(FOLD_SAMPLE_ROWS / sources.length);
+  const sample = sources.map((s) => `(SELECT ${list} FROM ${s} LIMIT ${each})`).join(' UNION ALL ');
+  const row = (await conn.runAndReadAll(`SELECT ${avgs.join(', ')} FROM (${sample})`)).getRowObjectsJS()[0] as Record<
+    string,
+    number | null
+  >;
   return strings.filter((_, i) => (row[`a${i}`] ?? 0) >= FOLD_MIN_AVG_BYTES).map((c) => c.name);
 }
 
