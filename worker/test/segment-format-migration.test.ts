@@ -270,10 +270,12 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
       }
     };
     // Three Parquet segments, a DuckDB one without a fold (fixture hot rows), one with (long texts).
-    assert.deepEqual(
-      (await folded()).map(([format, , folds]) => `${format}:${folds.join(',')}`).sort(),
-      ['duckdb:', 'duckdb:msg', 'parquet:', 'parquet:'],
-    );
+    assert.deepEqual((await folded()).map(([format, , folds]) => `${format}:${folds.join(',')}`).sort(), [
+      'duckdb:',
+      'duckdb:msg',
+      'parquet:',
+      'parquet:',
+    ]);
     await sameAnswersOnTheFold(engine, 272);
     // A compaction of them all writes the fold (the old segments get it on their next rewrite).
     const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
@@ -286,7 +288,7 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
 /** A long text (~200 bytes) with the characters the fold changes or keeps apart: İ, ı, K (Kelvin), ſ, ß, case. */
 function longText(i: number): string {
   const words = ['Timeout', 'TIMEOUT', 'tİmeout', 'tımeout', 'disk', 'DIS\u212A', 'Dı\u017Fk', 'straße', 'Id', 'İd', 'ok'];
-  const picked = Array.from({ length: 24 }, (_, k) => words[(i * 7 + k * (i % 5 + 1)) % words.length]);
+  const picked = Array.from({ length: 24 }, (_, k) => words[(i * 7 + k * ((i % 5) + 1)) % words.length]);
   return `${picked.join(i % 2 === 0 ? ' ' : '-')} #${i}`;
 }
 

@@ -1,13 +1,6 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import {
-  foldedColumn,
-  quoteIdentifier,
-  quoteLiteral,
-  quoteLiteralList,
-  StrataError,
-  TERM_FOLD_PREFIX,
-} from '@strata/common';
+import { foldedColumn, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError, TERM_FOLD_PREFIX } from '@strata/common';
 
 /**
  * How a sealed segment's rows are stored (docs/decisions/0025-segment-format.md):

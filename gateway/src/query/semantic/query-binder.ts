@@ -32,7 +32,6 @@ import { BUILTIN_TABLES } from './builtin-tables.js';
 import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
-import { foldableColumns } from './term-fold-subject.js';
 import { filterTermHints } from './filter-term-hints.js';
 import { bindMakeSeries } from './make-series.js';
 import { expandMultiColumn } from './multi-column.js';
@@ -57,6 +56,7 @@ import {
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 import { searchPredicate } from './search.js';
+import { foldableColumns } from './term-fold-subject.js';
 import { bindTopNested } from './top-nested.js';
 
 export interface BindOptions {

@@ -115,8 +115,7 @@ export function hasAnyAll(
       s = regexes.map((re) => sql`regexp_matches(${subject}, ${str(re)})`).reduce((acc, p) => sql`(${acc} OR ${p})`);
       // A text holding any term passes one term's prefilter: their OR is a superset of the match
       // (decision 0033), only worth it for a few terms, and only when every term has one.
-      const pres =
-        distinct.length <= ANY_PREFILTER_TERMS ? distinct.map((t) => prefilterSql(subject, prefilterOf(t))) : [];
+      const pres = distinct.length <= ANY_PREFILTER_TERMS ? distinct.map((t) => prefilterSql(subject, prefilterOf(t))) : [];
       if (pres.length > 0 && pres.every((p) => p !== undefined))
         s = sql`(${pres.map((p) => sql`(${p})`).reduce((acc, p) => sql`${acc} OR ${p}`)}) AND ${s}`;
       s = sql`(${s})`;
