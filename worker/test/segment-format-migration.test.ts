@@ -253,9 +253,9 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
         ts: BASE + (from + k) * 1000,
         data: { seq: from + k, v: from + k + 0.25, msg: longText(from + k) },
       }));
-    await engine.append(input([part('app.logs', longRows(192, 60))]));
+    await engine.append(input([part('app.logs', longRows(192, 400))]));
     await engine.sealAll();
-    await engine.append(input([part('app.logs', longRows(252, 20))]));
+    await engine.append(input([part('app.logs', longRows(592, 20))]));
     const folded = async () => {
       const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
       const scan = await engine.openScan(ACCOUNT, 'app.logs');
@@ -276,12 +276,13 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
       'parquet:',
       'parquet:',
     ]);
-    await sameAnswersOnTheFold(engine, 272);
-    // A compaction of them all writes the fold (the old segments get it on their next rewrite).
+    await sameAnswersOnTheFold(engine, 612);
+    // A compaction of them all writes the fold (the old segments get it on their next rewrite):
+    // most of the merged texts are free text, so the sample folds the column.
     const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
     await engine.compact({ accountId: ACCOUNT, schema: 'app.logs', segmentIds: logs.map((s) => s.segmentId) });
-    assert.deepEqual(await folded(), [['duckdb', 252, ['msg']]]);
-    await sameAnswersOnTheFold(engine, 272);
+    assert.deepEqual(await folded(), [['duckdb', 592, ['msg']]]);
+    await sameAnswersOnTheFold(engine, 612);
   });
 });
 
