@@ -31,7 +31,13 @@ export function foldedColumn(name: string): string | undefined {
     : undefined;
 }
 
-/** SQL of the term fold of the text expression `expr` (NULL stays NULL). */
+/**
+ * SQL of the term fold of the text expression `expr` (NULL stays NULL): `lower(replace(x, 'İ',
+ * 'ı'))`, with the replace only for texts that hold an İ. Why: DuckDB's replace() copies every
+ * text and measured ~3× the cost of lower() on log messages (2 M rows, one thread: lower 286 ms,
+ * replace alone 897, this form 278, the byte search for İ 54), so the plain form made the fold at
+ * seal, and wherever it is computed at query time, several times dearer than lower().
+ */
 export function termFoldSql(expr: string): string {
-  return `lower(replace(${expr}, '\u0130', '\u0131'))`;
+  return `(CASE WHEN contains(${expr}, '\u0130') THEN lower(replace(${expr}, '\u0130', '\u0131')) ELSE lower(${expr}) END)`;
 }
