@@ -150,6 +150,9 @@ await measure('seal: hot rows sorted by timestamp → DuckDB segment file (decis
   await attachSegmentFiles(conn, [segFile]);
 });
 console.log(`  (term folds stored: ${folds.length === 0 ? 'none' : folds.join(', ')})`);
+await measure('seal: of which choosing the columns to fold (the sample, decision 0045)', async () => {
+  await chooseFoldColumns(conn, ['hot_file'], stringColumns);
+});
 let termKeys = 0;
 await measure(
   "seal: the segment's term index (buildTermIndex, decision 0026)",
