@@ -31,6 +31,7 @@ const { buildTermIndex } = await import(path.join(root, 'worker', 'dist', 'src',
 const { attachSegmentFiles, segmentFileName, writeSegmentFile } = await import(
   path.join(root, 'worker', 'dist', 'src', 'storage', 'segment-format.js')
 );
+const { chooseFoldColumns, foldSelectItems } = await import(path.join(root, 'worker', 'dist', 'src', 'storage', 'term-folds.js'));
 
 // ── data (the same entries as run.mjs: bench-entries.mjs) ─────────────────────────────────────
 const t0 = Date.UTC(2026, 0, 1);
@@ -138,13 +139,20 @@ await measure('seal (Parquet, before decision 0025): hot rows sorted by timestam
 // The seal as the worker writes it today (sealer.ts): a DuckDB segment file, attached read-only.
 const segFile = path.join(work, segmentFileName(1, '00000000-0000-4000-8000-000000000001', 'duckdb'));
 mkdirSync(path.dirname(segFile), { recursive: true });
-await measure('seal: hot rows sorted by timestamp → DuckDB segment file (decision 0025)', async () => {
-  await writeSegmentFile(conn, 'SELECT * FROM hot_file ORDER BY "timestamp"', segFile, 'duckdb');
-  await attachSegmentFiles(conn, [segFile]);
-});
 const stringColumns = FIELDS.split(', ')
   .filter((f) => f.endsWith('VARCHAR'))
   .map((f) => ({ name: f.split(' ')[0], type: 'String' }));
+let folds = [];
+await measure('seal: hot rows sorted by timestamp → DuckDB segment file (decisions 0025, 0045)', async () => {
+  // As sealer.ts writes it: the term folds of the free-text columns in the file (decision 0045).
+  folds = await chooseFoldColumns(conn, ['hot_file'], stringColumns);
+  await writeSegmentFile(conn, `SELECT *${foldSelectItems(folds)} FROM hot_file ORDER BY "timestamp"`, segFile, 'duckdb');
+  await attachSegmentFiles(conn, [segFile]);
+});
+console.log(`  (term folds stored: ${folds.length === 0 ? 'none' : folds.join(', ')})`);
+await measure('seal: of which choosing the columns to fold (the sample, decision 0045)', async () => {
+  await chooseFoldColumns(conn, ['hot_file'], stringColumns);
+});
 let termKeys = 0;
 await measure(
   "seal: the segment's term index (buildTermIndex, decision 0026)",

@@ -44,6 +44,7 @@ export * from './query/param-literals.js';
 export * from './query/query-budget.js';
 export * from './query/rfc-datetime.js';
 export * from './query/term-chars.js';
+export * from './query/term-fold.js';
 export * from './query/term-hints.js';
 export * from './query/timespan-text.js';
 export { isAsciiNeedle, TERM_MATCH_AFTER, TERM_MATCH_BEFORE, TERM_MATCH_CASELESS, termMatches } from './query/udfs/term-match.js';

@@ -9,7 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type FragmentStatement, runFragment } from '@strata/common';
+import { type FragmentStatement, runFragment, termFoldSql } from '@strata/common';
+import { storedFolds } from '../src/storage/segment-format.js';
 import type { StorageEngine } from '../src/storage/storage-engine.js';
 import {
   ACCOUNT,
@@ -242,4 +243,80 @@ describe('segment format migration (Parquet segments of an earlier version)', fu
       other.cleanup();
     }
   });
+  it('gives term folds over a mix of Parquet, unfolded and folded DuckDB segments and hot rows, and folds old segments when compacting them (decision 0045)', async () => {
+    const engine = await open();
+    // The fixture's hot rows (short texts: no fold chosen) become a DuckDB file without a fold,
+    // the shape of every DuckDB segment written before decision 0045.
+    await engine.sealAll();
+    const longRows = (from: number, n: number) =>
+      Array.from({ length: n }, (_, k) => ({
+        ts: BASE + (from + k) * 1000,
+        data: { seq: from + k, v: from + k + 0.25, msg: longText(from + k) },
+      }));
+    await engine.append(input([part('app.logs', longRows(192, 400))]));
+    await engine.sealAll();
+    await engine.append(input([part('app.logs', longRows(592, 20))]));
+    const folded = async () => {
+      const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
+      const scan = await engine.openScan(ACCOUNT, 'app.logs');
+      try {
+        const files = await storedFolds(
+          scan!.connection,
+          logs.map((s) => engine.segmentPath(s)),
+        );
+        return logs.map((s) => [s.format, s.rowCount, files.get(engine.segmentPath(s)) ?? []] as const);
+      } finally {
+        await scan!.release();
+      }
+    };
+    // Three Parquet segments, a DuckDB one without a fold (fixture hot rows), one with (long texts).
+    assert.deepEqual((await folded()).map(([format, , folds]) => `${format}:${folds.join(',')}`).sort(), [
+      'duckdb:',
+      'duckdb:msg',
+      'parquet:',
+      'parquet:',
+    ]);
+    await sameAnswersOnTheFold(engine, 612);
+    // A compaction of them all writes the fold (the old segments get it on their next rewrite):
+    // most of the merged texts are free text, so the sample folds the column.
+    const logs = (await engine.listSegments(ACCOUNT)).filter((s) => s.schema === 'app.logs');
+    await engine.compact({ accountId: ACCOUNT, schema: 'app.logs', segmentIds: logs.map((s) => s.segmentId) });
+    assert.deepEqual(await folded(), [['duckdb', 592, ['msg']]]);
+    await sameAnswersOnTheFold(engine, 612);
+  });
 });
+
+/** A long text (~200 bytes) with the characters the fold changes or keeps apart: İ, ı, K (Kelvin), ſ, ß, case. */
+function longText(i: number): string {
+  const words = ['Timeout', 'TIMEOUT', 'tİmeout', 'tımeout', 'disk', 'DIS\u212A', 'Dı\u017Fk', 'straße', 'Id', 'İd', 'ok'];
+  const picked = Array.from({ length: 24 }, (_, k) => words[(i * 7 + k * ((i % 5) + 1)) % words.length]);
+  return `${picked.join(i % 2 === 0 ? ' ' : '-')} #${i}`;
+}
+
+/**
+ * Over the scan with the fold asked for: every row's `#fold:msg` is the term fold of its msg
+ * (stored or computed), and the term regex answers the same on the fold as on the text.
+ */
+async function sameAnswersOnTheFold(engine: StorageEngine, rows: number): Promise<void> {
+  const fold = '"#fold:msg"';
+  const [r] = await scanRows(
+    engine,
+    'app.logs',
+    (rel) =>
+      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE ${fold} IS DISTINCT FROM ${termFoldSql('msg')})::INTEGER AS wrong FROM ${rel}`,
+    { folds: ['msg'] },
+  );
+  assert.deepEqual(r, { n: rows, wrong: 0 });
+  for (const needle of ['timeout', 'disk', 'id', 'n', 'straße'.slice(0, 3)]) {
+    const re = `(?i)(?:^|[^\\p{L}\\p{N}])${needle}(?:[^\\p{L}\\p{N}]|$)`;
+    const [c] = await scanRows(
+      engine,
+      'app.logs',
+      (rel) =>
+        `SELECT count(*) FILTER (WHERE regexp_matches(msg, '${re}'))::INTEGER AS text, count(*) FILTER (WHERE regexp_matches(${fold}, '${re}'))::INTEGER AS fold FROM ${rel}`,
+      { folds: ['msg'] },
+    );
+    assert.equal(c!.fold, c!.text, needle);
+    if (needle === 'timeout' || needle === 'id') assert.ok((c!.text as number) > 0, `some rows hold ${needle}`);
+  }
+}

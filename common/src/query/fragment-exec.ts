@@ -25,6 +25,7 @@ import { quoteIdentifier } from '../sql/quoting.js';
 import { appendChunkColumn } from './chunk-columns.js';
 import type { ColumnBatch, WireType, WireValue } from './column-batch.js';
 import { inlineParams } from './param-literals.js';
+import { foldedColumn, termFoldSql } from './term-fold.js';
 import { runWithThreshold, thresholdPlan } from './top-n-threshold.js';
 import { QUERY_VALUE_DUCKDB_TYPE, type QueryValueType } from './value-types.js';
 
@@ -166,6 +167,11 @@ export function boundStatement(statement: FragmentStatement, relation: string, a
   const cols = statement.sourceColumns.map((c) => {
     const actual = byLower.get(c.name.toLowerCase());
     if (actual !== undefined) return `${quoteIdentifier(actual)} AS ${quoteIdentifier(c.name)}`;
+    // A term fold the relation does not carry is computed from its column (term-fold.ts): the
+    // same value a stored fold holds, so the answer never depends on where the rows are.
+    const folded = foldedColumn(c.name);
+    const base = folded === undefined ? undefined : byLower.get(folded.toLowerCase());
+    if (base !== undefined) return `${termFoldSql(`CAST(${quoteIdentifier(base)} AS VARCHAR)`)} AS ${quoteIdentifier(c.name)}`;
     const type = Object.hasOwn(QUERY_VALUE_DUCKDB_TYPE, c.type) ? QUERY_VALUE_DUCKDB_TYPE[c.type] : undefined;
     if (!type) throw new StrataError('invalid', `Unsupported column type ${String(c.type)}.`);
     return `CAST(NULL AS ${type}) AS ${quoteIdentifier(c.name)}`;

@@ -1,47 +1,22 @@
 /**
- * The term fold (defined below, decision 0041): the case-insensitive `has` family checked on
+ * The term fold (common/src/query/term-fold.ts; decisions 0041, 0045): the case-insensitive `has` family checked on
  * the fold of a text must answer what the term regex answers on the text itself, for ASCII
  * needles. Checked in DuckDB itself (its lower() and its RE2): exhaustively over the code points
  * the fold changes (a code point it keeps cannot change an answer), and by property tests over
  * needles with i, k and s and texts with U+0130, U+0131, the Kelvin sign, the long s, U+0345,
  * sharp s, non-ASCII letters, punctuation and NULL — with the term regex and with the binder's
- * cheaper exact check (term-check.ts) on the fold, and with the lowered prefilter as a byte search
+ * cheaper exact check (term-check.ts) on the fold, and with the prefilter (foldPrefilter) as a byte search
  * on the fold. Plain lower() (without the U+0130 step) must fail the same property.
  */
 import assert from 'node:assert/strict';
+import { termFoldSql } from '@strata/common';
 import { memoryDuckDB } from '@strata/common/testing';
 import fc from 'fast-check';
 import { before, describe, it } from 'mocha';
-import { regexLiteralPrefilter } from '../../src/query/semantic/string-prefilter.js';
+import { foldPrefilter } from '../../src/query/semantic/string-prefilter.js';
 import { lit, type TermKind, termCheckText, termRegexOf, termTextArb } from './term-check-sql.js';
 
-/**
- * The term fold of a text: what a stored lower-cased copy of a text column must hold so that the
- * case-insensitive `has` family can be checked on the copy alone, without reading (or lowering)
- * the original column (decision 0041).
- *
- * Why not plain `lower()`: DuckDB's lower() maps every code point to one code point, keeps RE2's
- * term class `(?i)[^\p{L}\p{N}]` and, for every ASCII character a, keeps whether `(?i)a` matches —
- * except for U+0130 (LATIN CAPITAL LETTER I WITH DOT ABOVE), which lower() maps to ASCII `i`
- * although RE2's `(?i)i` does not match it (Unicode's simple case folding leaves U+0130 alone).
- * Plain lower() would make `has "id"` true for "İd". The fold first turns U+0130 into U+0131
- * (dotless i: a letter, its own lower case, matched by no ASCII character under `(?i)`), then
- * lowers. Checked over every code point in DuckDB itself, and by property tests against the term
- * regex on the original text (this file).
- *
- * So, for an ASCII needle and a case-insensitive operator (has, hasprefix, hassuffix, the terms of
- * has_all/has_any, their negations), the term regex — and the cheaper exact check of decision
- * 0037 — answer on `fold(x)` what they answer on `x`, and the 0033 "lowered" prefilter is a plain
- * byte search `contains(fold(x), piece)` with no lower() at query time.
- */
-/**
- * SQL of the term fold of the text expression `expr` (a NULL stays NULL). Kept here with its proof
- * until a stored copy is built (decision 0041, "Not built"); the builder moves it to common/.
- */
-function termFoldSql(expr: string): string {
-  return `lower(replace(${expr}, '\u0130', '\u0131'))`;
-}
-
+// The fold itself (termFoldSql) and why it is not plain lower(): common/src/query/term-fold.ts.
 type Kind = TermKind;
 const KINDS: Kind[] = ['term', 'prefix', 'suffix'];
 const regexOf = (kind: Kind, needle: string) => termRegexOf(kind, needle, false);
@@ -117,14 +92,15 @@ describe('term fold: the has family on a lower-cased copy answers as on the text
   /** Texts where a check on the fold answers differently from the term regex on the text. */
   async function differences(needle: string, texts: (string | null)[], fold: (expr: string) => string): Promise<string[]> {
     const values = texts.map((t) => `(${t === null ? 'NULL' : lit(t)})`).join(', ');
-    const pre = regexLiteralPrefilter(needle, false);
+    // The prefilter the binder writes on the fold (decision 0045: the longer of 0033's pieces).
+    const pre = foldPrefilter(needle);
     const columns = KINDS.flatMap((kind) => {
       const truth = `regexp_matches(t, ${lit(regexOf(kind, needle))})`;
       const onFold = [
         `regexp_matches(${fold('t')}, ${lit(regexOf(kind, needle))})`,
         checkSql(fold('t'), kind, needle),
-        // The lowered prefilter as a byte search on the fold: never false where the text matches.
-        ...(pre.lowered === undefined ? [] : [`(contains(${fold('t')}, ${lit(pre.lowered)}) OR NOT ${truth})`]),
+        // The prefilter as a byte search on the fold: never false where the text matches.
+        ...(pre.exact === undefined ? [] : [`(contains(${fold('t')}, ${lit(pre.exact)}) OR NOT ${truth})`]),
       ];
       return onFold.map((c, i) => [
         `${kind}#${i}`,

@@ -20,6 +20,7 @@ import {
   errorFields,
   FragmentChecker,
   type FragmentView,
+  foldedColumn,
   implementService,
   isBareCount,
   type Logger,
@@ -114,7 +115,15 @@ export function queryService(storage: StorageEngine, settings: LiveLimits, log: 
     let scanClosed: Promise<void> | undefined;
     try {
       const { accountId, schema, view, ...range } = decodeFragmentTarget(req);
-      const scan = await storage.openScan(accountId, schema, range, view && segmentView(view, options.workerId));
+      // The term folds the statement reads (source columns `#fold:c`, decision 0045): the scan
+      // gives the stored ones where segment files have them.
+      const folds = statement.sourceColumns.flatMap((c) => foldedColumn(c.name) ?? []);
+      const scan = await storage.openScan(
+        accountId,
+        schema,
+        folds.length > 0 ? { ...range, folds } : range,
+        view && segmentView(view, options.workerId),
+      );
       if (!scan) return; // no rows of this schema here
       try {
         // Whoever sent it: one read-only SELECT over the scan bound below and nothing else.

@@ -100,6 +100,11 @@ export interface SegmentInfo {
   createdAtMs: number;
   /** How the file stores its rows. */
   format: SegmentFormat;
+  /**
+   * The columns whose term fold the file stores (decision 0045, term-folds.ts): read from the
+   * file by a scan (storedFolds), not kept in the catalog; absent elsewhere.
+   */
+  folds?: readonly string[];
   /** Set while the segment is being handed to or from another worker, or is a replica (strata_handoffs). */
   handoff?: HandoffDirection;
   /** The other side of the handoff: the giving or receiving worker, or a replica's primary. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, quoteIdentifier, StrataError } from '@strata/common';
+import { type ColumnSchema, quoteIdentifier, StrataError, termFoldColumn, termFoldSql } from '@strata/common';
 import {
   countHandoffs,
   countListedSegments,
@@ -18,6 +18,7 @@ import type { KeyedMutex } from './keyed-mutex.js';
 import { discardSegmentFile } from './segment-discard.js';
 import { attachSegmentFiles, segmentFileName, segmentSources, WRITTEN_FORMAT, writeSegmentFile } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
+import { chooseFoldColumns, foldSelectItems } from './term-folds.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /**
@@ -30,10 +31,11 @@ export function segmentsSelectSql(
   segmentsDir: string,
   segments: readonly SegmentInfo[],
   columns: readonly ColumnSchema[],
+  folds: readonly string[] = [],
 ): string[] {
   const groups = new Map<string, SegmentInfo[]>();
   for (const s of segments) {
-    const key = `${s.format}\u0000${JSON.stringify(s.columns)}`;
+    const key = `${s.format}\u0000${JSON.stringify(s.columns)}\u0000${folds.length > 0 ? JSON.stringify(s.folds ?? []) : ''}`;
     const list = groups.get(key);
     if (list) list.push(s);
     else groups.set(key, [s]);
@@ -48,6 +50,20 @@ export function segmentsSelectSql(
         ? `CAST(NULL AS ${DUCKDB_TYPE[c.type]}) AS ${target}`
         : `${convertSql(target, from, c.type)} AS ${target}`;
     });
+    // The term folds asked for (after the columns): stored where the file has them, else computed.
+    const storedFolds = new Set(group[0]!.folds ?? []);
+    // The fold is of the value as the scan gives it (the table's current type), as text.
+    for (const name of folds) {
+      const to = columns.find((c) => c.name === name)?.type;
+      const from = stored.get(name);
+      const target = quoteIdentifier(termFoldColumn(name));
+      if (from === undefined || to === undefined) list.push(`CAST(NULL AS VARCHAR) AS ${target}`);
+      else if (from === 'String' && to === 'String' && storedFolds.has(name)) list.push(target);
+      else {
+        const value = convertSql(quoteIdentifier(name), from, to);
+        list.push(`${termFoldSql(to === 'String' ? value : `CAST(${value} AS VARCHAR)`)} AS ${target}`);
+      }
+    }
     const files = group.map((s) => path.join(segmentsDir, s.fileName));
     for (const source of segmentSources(files, group[0]!.format)) selects.push(`SELECT ${list.join(', ')} FROM ${source}`);
   }
@@ -99,10 +115,17 @@ export async function rewriteSegments(
     await mkdir(path.dirname(finalPath), { recursive: true });
     let written: Awaited<ReturnType<typeof writeSegmentFile>>;
     let expected: number;
+    // The term folds of the long-text columns, computed again from the texts (decision 0045): so
+    // segments written before folds existed get them here.
+    const folds = await chooseFoldColumns(
+      conn,
+      sources.map((x) => `(${x})`),
+      columns,
+    );
     if (sources.length === 1) {
       written = await writeSegmentFile(
         conn,
-        `SELECT * FROM (${sources[0]})${kept} ORDER BY "timestamp"`,
+        `SELECT *${foldSelectItems(folds)} FROM (${sources[0]})${kept} ORDER BY "timestamp"`,
         tmpPath,
         WRITTEN_FORMAT,
       );
@@ -121,7 +144,12 @@ export async function rewriteSegments(
       try {
         for (const source of sources.slice(1)) await conn.run(`INSERT INTO ${STAGE} SELECT * FROM (${source})${kept}`);
         expected = await countRows(conn, `SELECT * FROM ${STAGE}`);
-        written = await writeSegmentFile(conn, `SELECT * FROM ${STAGE} ORDER BY "timestamp"`, tmpPath, WRITTEN_FORMAT);
+        written = await writeSegmentFile(
+          conn,
+          `SELECT *${foldSelectItems(folds)} FROM ${STAGE} ORDER BY "timestamp"`,
+          tmpPath,
+          WRITTEN_FORMAT,
+        );
       } finally {
         await conn.run(`DROP TABLE IF EXISTS ${STAGE}`);
       }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName, TermHint } from '@strata/common';
-import { quoteIdentifier, StrataError } from '@strata/common';
+import { quoteIdentifier, StrataError, termFoldColumn, termFoldSql } from '@strata/common';
 import { blockTimes, rangeTimeCondition } from './block-times.js';
 import {
   beginCatalogSnapshot,
@@ -13,7 +13,7 @@ import {
   selectTableSegments,
 } from './catalog.js';
 import { segmentsSelectSql } from './compactor.js';
-import { segmentSources } from './segment-format.js';
+import { segmentSources, storedFolds } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
 import { segmentRowRanges, segmentsWithTerms, TERM_BLOCK_ROWS } from './term-index.js';
 
@@ -33,6 +33,11 @@ export interface ScanRange {
    * holds them may be left out (the statement checks the terms itself; decision 0026).
    */
   terms?: TermHint[];
+  /**
+   * Columns whose term fold the fragment reads (its source columns `#fold:c`, decision 0045):
+   * each branch gives it, stored where the segment file has it, computed elsewhere.
+   */
+  folds?: string[];
 }
 
 export interface ScanRelation {
@@ -43,7 +48,10 @@ export interface ScanRelation {
    * per scan cost a catalog write and a round trip.)
    */
   relation: string;
-  /** Columns of the view in table order: the stamped columns first, then data fields. */
+  /**
+   * Columns of the view in table order: the stamped columns first, then data fields; then the
+   * term folds asked for (`#fold:c`, ScanRange.folds).
+   */
   columns: { name: string; type: ColumnTypeName }[];
   /**
    * The parts whose UNION ALL is `relation` (hot rows, then segment groups), each a parenthesised
@@ -216,16 +224,46 @@ interface TableCatalog {
 
 async function readTableCatalog(
   connection: DuckDBConnection,
+  segmentsDir: string,
   accountId: string,
   schema: string,
 ): Promise<TableCatalog | undefined> {
   const tableId = await selectTableId(connection, accountId, schema);
   if (tableId === undefined) return undefined;
+  const segments = await selectTableSegments(connection, tableId);
+  // Which files store term folds (decision 0045): read once per catalog generation, as the rest.
+  const folds = await storedFolds(
+    connection,
+    segments.map((s) => path.join(segmentsDir, s.fileName)),
+  );
   return {
     tableId,
     columns: await selectTableColumns(connection, tableId),
-    segments: await selectTableSegments(connection, tableId),
+    segments: segments.map((s) => {
+      const f = folds.get(path.join(segmentsDir, s.fileName));
+      return f ? { ...s, folds: f } : s;
+    }),
   };
+}
+
+/**
+ * The table columns of `requested` fold names (matched as DuckDB matches names, without case),
+ * each once, in table order.
+ */
+function foldedColumns(columns: readonly ColumnSchema[], requested: readonly string[] | undefined): ColumnSchema[] {
+  if (!requested || requested.length === 0) return [];
+  const wanted = new Set(requested.map((n) => n.toLowerCase()));
+  return columns.filter((c) => wanted.has(c.name.toLowerCase()));
+}
+
+/** The hot rows' select-list items of the term folds of `folds` (computed: hot rows store none). */
+function hotFoldItems(folds: readonly ColumnSchema[]): string {
+  return folds
+    .map((c) => {
+      const value = c.type === 'String' ? quoteIdentifier(c.name) : `CAST(${quoteIdentifier(c.name)} AS VARCHAR)`;
+      return `, ${termFoldSql(value)} AS ${quoteIdentifier(termFoldColumn(c.name))}`;
+    })
+    .join('');
 }
 
 /**
@@ -276,14 +314,20 @@ export async function openSnapshot(
       const key = `${accountId}\u0000${request.schema}`;
       let table = generation === undefined ? undefined : ctx.catalogChanges.recall<TableCatalog | null>(generation, key);
       if (table === undefined) {
-        table = (await readTableCatalog(connection, accountId, request.schema)) ?? null;
+        table = (await readTableCatalog(connection, ctx.paths.segments, accountId, request.schema)) ?? null;
         if (generation !== undefined) ctx.catalogChanges.remember(generation, key, table);
       }
       if (table === null) continue;
       const range = withRetention(ranges[i]!, ctx.retention.cutoffUs(accountId, request.schema));
       const where = rangeWhere(range);
       const hotTable = quoteIdentifier(hotTableName(table.tableId));
-      const hot = `SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')} FROM ${hotTable}${where}`;
+      const folded = foldedColumns(table.columns, request.folds);
+      const folds = folded.map((c) => c.name);
+      const columns: ColumnSchema[] = [
+        ...table.columns,
+        ...folded.map((c) => ({ name: termFoldColumn(c.name), type: 'String' as const })),
+      ];
+      const hot = `SELECT ${table.columns.map((c) => quoteIdentifier(c.name)).join(', ')}${hotFoldItems(folded)} FROM ${hotTable}${where}`;
       const readHere = table.segments.filter((s) => readsSegment(s, view));
       // Segments the query's term hints rule out are left out (decision 0026), after time pruning.
       const terms = request.terms ?? [];
@@ -304,7 +348,7 @@ export async function openSnapshot(
       for (const s of overlapping) {
         const ranges = rowRanges.get(s.segmentId);
         if (!ranges) continue;
-        const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns);
+        const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns, folds);
         const [source] = segmentSources([path.join(ctx.paths.segments, s.fileName)], s.format);
         const times = await blockTimes(connection, s.segmentId, source!, s.rowCount);
         for (const [first, last] of ranges) {
@@ -316,7 +360,7 @@ export async function openSnapshot(
       }
       const filtered = [
         hot,
-        ...segmentsSelectSql(ctx.paths.segments, edge, table.columns).map((select) => `${select}${where}`),
+        ...segmentsSelectSql(ctx.paths.segments, edge, table.columns, folds).map((select) => `${select}${where}`),
         ...narrowed,
       ];
       // A count may split these edge segments by block (counted-blocks.ts); not when a data
@@ -331,6 +375,7 @@ export async function openSnapshot(
             ctx.paths.segments,
             edge.filter((s) => !byBlocks.includes(s)),
             table.columns,
+            folds,
           ).map((select) => `${select}${where}`),
           ...narrowed,
         ],
@@ -338,17 +383,18 @@ export async function openSnapshot(
           segmentId: s.segmentId,
           rowCount: s.rowCount,
           source: segmentSources([path.join(ctx.paths.segments, s.fileName)], s.format)[0]!,
-          select: segmentsSelectSql(ctx.paths.segments, [s], table.columns)[0]!,
+          select: segmentsSelectSql(ctx.paths.segments, [s], table.columns, folds)[0]!,
         })),
         where,
         range,
-        columns: table.columns,
+        columns,
       };
       // Whole DuckDB files last and apart: their min/max are statistics (ScanRelation.whole).
       const whole = segmentsSelectSql(
         ctx.paths.segments,
         inside.filter((s) => s.format === 'duckdb'),
         table.columns,
+        folds,
       );
       const parts = [
         ...filtered,
@@ -356,18 +402,19 @@ export async function openSnapshot(
           ctx.paths.segments,
           inside.filter((s) => s.format !== 'duckdb'),
           table.columns,
+          folds,
         ),
         ...whole,
       ];
       relations.push({
         schema: request.schema,
-        relation: unionRelation(parts, table.columns),
-        columns: table.columns.map((c) => ({ ...c })),
+        relation: unionRelation(parts, columns),
+        columns: columns.map((c) => ({ ...c })),
         branches: parts.map((p) => `(${p})`),
         whole: whole.map((p) => `(${p})`),
         counted: {
           catalogRows: inside.reduce((n, s) => n + s.rowCount, 0),
-          rest: unionRelation(filtered, table.columns),
+          rest: unionRelation(filtered, columns),
           ...(edgeBlocks.segments.length > 0 ? { edgeBlocks } : {}),
         },
       });

@@ -8,6 +8,7 @@ import { publishFile } from './durable-file.js';
 import { discardSegmentFile } from './segment-discard.js';
 import { attachSegmentFiles, segmentFileName, WRITTEN_FORMAT, writeSegmentFile } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
+import { chooseFoldColumns, foldSelectItems } from './term-folds.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /**
@@ -49,7 +50,14 @@ export async function sealTable(ctx: StorageContext, conn: DuckDBConnection, tab
       }
       const columns = await selectTableColumns(conn, table.tableId);
       await mkdir(path.dirname(finalPath), { recursive: true });
-      const written = await writeSegmentFile(fileConn, `SELECT * FROM ${hot} ORDER BY "timestamp"`, tmpPath, WRITTEN_FORMAT);
+      // The term folds of the long-text columns go into the file with them (decision 0045).
+      const folds = await chooseFoldColumns(fileConn, [hot], columns);
+      const written = await writeSegmentFile(
+        fileConn,
+        `SELECT *${foldSelectItems(folds)} FROM ${hot} ORDER BY "timestamp"`,
+        tmpPath,
+        WRITTEN_FORMAT,
+      );
       if (written.rows !== rowCount)
         throw new StrataError('internal', `A seal wrote ${written.rows} rows instead of the ${rowCount} hot rows it deletes.`);
       await publishFile(tmpPath, finalPath);

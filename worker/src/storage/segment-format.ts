@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError } from '@strata/common';
+import { foldedColumn, quoteIdentifier, quoteLiteral, quoteLiteralList, StrataError, TERM_FOLD_PREFIX } from '@strata/common';
 
 /**
  * How a sealed segment's rows are stored (docs/decisions/0025-segment-format.md):
@@ -164,4 +164,31 @@ export async function attachSegmentFiles(conn: DuckDBConnection, files: readonly
 export async function detachSegmentFile(conn: DuckDBConnection, file: string): Promise<void> {
   if (formatOfFile(file) !== 'duckdb') return;
   await conn.run(`DETACH DATABASE IF EXISTS ${quoteIdentifier(attachedName(file))}`);
+}
+
+/**
+ * The columns whose term fold each attached 'duckdb' file among `files` stores (its `#fold:c`
+ * columns, decision 0045), by file; files without one are absent. Read from DuckDB's own
+ * listing of the attached files' columns: a file is immutable, so the answer never changes.
+ */
+export async function storedFolds(conn: DuckDBConnection, files: readonly string[]): Promise<Map<string, string[]>> {
+  const byName = new Map(files.filter((f) => formatOfFile(f) === 'duckdb').map((f) => [attachedName(f), f] as const));
+  const out = new Map<string, string[]>();
+  if (byName.size === 0) return out;
+  const rows = (
+    await conn.runAndReadAll(
+      `SELECT database_name AS db, column_name AS col FROM duckdb_columns()
+       WHERE table_name = ${quoteLiteral(ROWS_TABLE)} AND starts_with(column_name, ${quoteLiteral(TERM_FOLD_PREFIX)})
+         AND list_contains(${quoteLiteralList([...byName.keys()])}, database_name)`,
+    )
+  ).getRowObjectsJS() as { db: string; col: string }[];
+  for (const r of rows) {
+    const file = byName.get(r.db);
+    const column = foldedColumn(r.col);
+    if (file === undefined || column === undefined) continue;
+    const list = out.get(file);
+    if (list) list.push(column);
+    else out.set(file, [column]);
+  }
+  return out;
 }

@@ -125,7 +125,7 @@ export async function scanRows(
   engine: StorageEngine,
   schema: string,
   sqlOf: (relation: string) => string = (r) => `SELECT * FROM ${r} ORDER BY "timestamp"`,
-  range: { fromMs?: number; toMs?: number; fromUs?: number; toUs?: number } = {},
+  range: { fromMs?: number; toMs?: number; fromUs?: number; toUs?: number; folds?: string[] } = {},
   accountId = ACCOUNT,
 ): Promise<Record<string, unknown>[]> {
   const scan = await engine.openScan(accountId, schema, range);

@@ -9,6 +9,7 @@
 import { ticksTextSql } from '../semantic/datetime-ticks.js';
 import { epochMicrosOf } from '../semantic/epoch-bin-key.js';
 import { type Column, type Rel, ROW_ORDER } from '../semantic/rel.js';
+import { termFoldScanColumn } from '../semantic/term-fold-subject.js';
 import { Ident, ident, int, join, type Param, Sql, sql, substitute } from '../sql/sql.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 
@@ -354,7 +355,12 @@ export class SqlGenerator {
     for (const c of this.ctes) if (c instanceof Sql) collectIdents(c, used);
     const ctes = this.ctes.map((c) => {
       if (c instanceof Sql) return c;
-      c.used = c.rel.columns.filter((col) => used.has(col.id));
+      // Then the term folds the statement reads (decision 0045): one more source column each.
+      const folds = c.rel.columns.flatMap((col) => {
+        const fold = termFoldScanColumn(col);
+        return fold && used.has(fold.id) ? [fold] : [];
+      });
+      c.used = [...c.rel.columns.filter((col) => used.has(col.id)), ...folds];
       const cols = c.used.map((col) => sql`${scanColumnSql(col.origin ?? col.name, col.type)} AS ${ident(col.id)}`);
       const list = cols.length > 0 ? join(cols, ', ') : sql`NULL AS ${ident('__none')}`;
       return sql`${ident(c.name)} AS (SELECT ${list} FROM ${this.options.scanSource(c.rel.table)})`;

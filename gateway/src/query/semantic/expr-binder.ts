@@ -29,8 +29,9 @@ import { int32Flag } from './int-columns.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
-import { loweredCheckPrefilter, prefiltered, regexLiteralPrefilter } from './string-prefilter.js';
+import { foldPrefilter, loweredCheckPrefilter, prefiltered, regexLiteralPrefilter } from './string-prefilter.js';
 import { termCheckSql } from './term-check.js';
+import { foldSubject } from './term-fold-subject.js';
 import { affixRegex, hasAnyAll } from './term-operators.js';
 
 /** What an aggregate call becomes inside a summarize item: a value over the final aggregate columns. */
@@ -64,6 +65,11 @@ export interface ExprContext {
   };
   /** Binds a call of a let-declared function; undefined when no such function is in scope. */
   userFunction?: (call: CallExpr, binder: ExprBinder) => Bound | undefined;
+  /**
+   * Ids of the columns whose term fold this expression may read (a `where` over a scan:
+   * term-fold-subject.ts, decision 0045); absent elsewhere.
+   */
+  termFolds?: ReadonlySet<string>;
   /** Binds `toscalar(T)` (a value computed before the query runs); absent where not allowed. */
   toscalar?: (expr: Extract<Expr, { kind: 'toscalar' }>) => Bound;
 }
@@ -381,6 +387,11 @@ export class ExprBinder {
           }
           // Substring tests first rule out most rows for a fraction of the regex's cost; each is
           // implied by the regex, so the answer cannot change (decisions 0014, 0033).
+          const fold = cs ? undefined : foldSubject(l0, subject === l.sql, [needle], this.ctx.termFolds);
+          if (fold) {
+            s = prefiltered(fold, foldPrefilter(needle), termCheckSql(fold, needle, false, 'term', termRegex(needle, false)));
+            break;
+          }
           s = prefiltered(
             subject,
             regexLiteralPrefilter(needle, cs),
@@ -411,6 +422,11 @@ export class ExprBinder {
         }
         const kind = base.startsWith('hasprefix') ? 'prefix' : 'suffix';
         const cs = base.endsWith('_cs');
+        const fold = cs ? undefined : foldSubject(l0, subject === l.sql, [needle], this.ctx.termFolds);
+        if (fold) {
+          s = prefiltered(fold, foldPrefilter(needle), termCheckSql(fold, needle, false, kind, affixRegex(needle, kind, false)));
+          break;
+        }
         s = prefiltered(
           subject,
           regexLiteralPrefilter(needle, cs),
@@ -464,6 +480,7 @@ export class ExprBinder {
         this.bind(expr.left),
         expr.list.map((e) => this.bind(e)),
         expr.span,
+        this.ctx.termFolds,
       );
     if (!['in', '!in', 'in~', '!in~'].includes(op)) throw queryError(`The operator '${op}' is not supported.`, expr.opSpan);
     const negated = op.startsWith('!');

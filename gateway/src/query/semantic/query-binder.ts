@@ -57,6 +57,7 @@ import {
 import { type ScalarQuery, scalarQuery } from './scalar-query.js';
 import { declare, EMPTY_SCOPE, type FunctionBinding, type Scope, type TabularBinding } from './scope.js';
 import { searchPredicate } from './search.js';
+import { foldableColumns } from './term-fold-subject.js';
 import { bindTopNested } from './top-nested.js';
 
 export interface BindOptions {
@@ -812,7 +813,10 @@ export class QueryBinder {
     const columns = relColumns(input);
     switch (op.kind) {
       case 'where': {
-        const b = this.exprBinder(columns).bind(op.predicate, true);
+        // Over a scan, the term operators may read a column's term fold (decision 0045).
+        const folds = foldableColumns(input);
+        const binder = this.exprBinder(columns);
+        const b = (folds ? new ExprBinder({ ...binder.ctx, termFolds: folds }) : binder).bind(op.predicate, true);
         const pred = b.type === 'bool' ? b : b.type === 'dynamic' ? convert(b, 'bool', 'where') : undefined;
         if (!pred) throw queryError(`A where clause needs a boolean condition; this is a ${b.type}.`, op.predicate.span);
         const time = this.timeBounds(op.predicate, columns);

@@ -80,6 +80,18 @@ export function regexLiteralPrefilter(needle: string, caseSensitive: boolean): P
 }
 
 /**
+ * The prefilter of a case-insensitive needle tested on the term fold of the subject (decision
+ * 0045): the fold is lower-cased already, so the lowered piece is a plain byte search on it, as
+ * the caseless piece is (the fold keeps ASCII characters without case as they are); one search,
+ * the longer piece.
+ */
+export function foldPrefilter(needle: string): Prefilter {
+  const p = regexLiteralPrefilter(needle, false);
+  const piece = p.lowered ?? p.exact;
+  return piece === undefined ? {} : { exact: piece };
+}
+
+/**
  * The prefilter of contains / startswith / endswith (case-insensitive), whose exact check is
  * over lower(subject) and lower(needle): the caseless piece only.
  */

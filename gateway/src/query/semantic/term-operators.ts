@@ -7,8 +7,9 @@ import { queryError, type Span } from '../errors.js';
 import { type Sql, sql, str } from '../sql/sql.js';
 import { type Bound, convert, strSql } from './bound.js';
 import { escapeRegex, termRegex } from './expr-binder.js';
-import { prefiltered, prefilterSql, regexLiteralPrefilter } from './string-prefilter.js';
+import { foldPrefilter, prefiltered, prefilterSql, regexLiteralPrefilter } from './string-prefilter.js';
 import { termCheckSql } from './term-check.js';
+import { foldSubject } from './term-fold-subject.js';
 
 const TERM_CHAR = /[\p{L}\p{N}]/u;
 const BEFORE = '(?:^|[^\\p{L}\\p{N}])';
@@ -86,11 +87,23 @@ export function anyTermRegexes(terms: string[]): string[] {
 }
 
 /** `left has_any (t1, t2, …)` / `has_all`: case-insensitive term matches, one regex per query. */
-export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[], span: Span): Bound {
-  const subject = strSql(convert(left, 'string', op));
+export function hasAnyAll(
+  op: 'has_any' | 'has_all',
+  left: Bound,
+  items: Bound[],
+  span: Span,
+  termFolds?: ReadonlySet<string>,
+): Bound {
+  const converted = convert(left, 'string', op);
+  const text = strSql(converted);
   const ts = terms(items, op);
   if (ts.length > 10_000) throw queryError(`'${op}' takes at most 10,000 terms, not ${ts.length}.`, span);
   const nonEmpty = ts.filter((t) => t !== '');
+  // On the column's term fold where it may be read and every term is ASCII (decision 0045): the
+  // regexes and checks answer the same there, the prefilters are byte searches.
+  const fold = foldSubject(left, text === converted.sql, nonEmpty, termFolds);
+  const subject = fold ?? text;
+  const prefilterOf = (t: string) => (fold ? foldPrefilter(t) : regexLiteralPrefilter(t, false));
   let s: Sql;
   if (op === 'has_any') {
     // "" is in every text, as for `has`; no terms match nothing.
@@ -102,8 +115,7 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
       s = regexes.map((re) => sql`regexp_matches(${subject}, ${str(re)})`).reduce((acc, p) => sql`(${acc} OR ${p})`);
       // A text holding any term passes one term's prefilter: their OR is a superset of the match
       // (decision 0033), only worth it for a few terms, and only when every term has one.
-      const pres =
-        distinct.length <= ANY_PREFILTER_TERMS ? distinct.map((t) => prefilterSql(subject, regexLiteralPrefilter(t, false))) : [];
+      const pres = distinct.length <= ANY_PREFILTER_TERMS ? distinct.map((t) => prefilterSql(subject, prefilterOf(t))) : [];
       if (pres.length > 0 && pres.every((p) => p !== undefined))
         s = sql`(${pres.map((p) => sql`(${p})`).reduce((acc, p) => sql`${acc} OR ${p}`)}) AND ${s}`;
       s = sql`(${s})`;
@@ -112,9 +124,9 @@ export function hasAnyAll(op: 'has_any' | 'has_all', left: Bound, items: Bound[]
     // Terms with a prefilter first: DuckDB evaluates the conjuncts in order on the rows still
     // passing, so a term without one (has_all ("ok", …)) runs its regex only on those rows.
     const distinct = [...new Set(nonEmpty)];
-    const withPrefilter = distinct.filter((t) => prefilterSql(subject, regexLiteralPrefilter(t, false)) !== undefined);
+    const withPrefilter = distinct.filter((t) => prefilterSql(subject, prefilterOf(t)) !== undefined);
     const parts = [...withPrefilter, ...distinct.filter((t) => !withPrefilter.includes(t))].map((t) =>
-      prefiltered(subject, regexLiteralPrefilter(t, false), termCheckSql(subject, t, false, 'term', termRegex(t, false))),
+      prefiltered(subject, prefilterOf(t), termCheckSql(subject, t, false, 'term', termRegex(t, false))),
     );
     s = parts.length === 0 ? sql`true` : parts.reduce((acc, p) => sql`(${acc} AND ${p})`);
   }
