@@ -126,3 +126,14 @@ export function rangeTimeCondition(times: BlockTimes, first: number, last: numbe
   // Numbers only (read back as integers), so inlining them is safe.
   return `"timestamp" BETWEEN make_timestamp(${lo}::BIGINT) AND make_timestamp(${hi}::BIGINT)`;
 }
+
+/**
+ * The branch of a segment's `select` (ending in its `where`, which may be '') reading rows
+ * [first, last] by rowid, bounded by those blocks' times so that DuckDB skips the other row groups
+ * (a rowid filter alone is checked on every vector of the table). Used by the scan's term-block
+ * ranges and by the count's cut edge blocks (counted-blocks.ts).
+ */
+export function rowRangeBranch(select: string, where: string, times: BlockTimes, first: number, last: number): string {
+  const time = rangeTimeCondition(times, first, last);
+  return `${select}${where ? `${where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}${time && ` AND ${time}`}`;
+}

@@ -13,7 +13,7 @@
  * row's time between its own min and max (a block holding a NULL time has no bounds and is read).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { blockTimes, rangeTimeCondition } from './block-times.js';
+import { blockTimes, rowRangeBranch } from './block-times.js';
 import { type CountedRelation, unionRelation } from './scan.js';
 import { maxRowRanges, TERM_BLOCK_ROWS } from './term-blocks.js';
 
@@ -46,12 +46,7 @@ export async function countedByBlocks(connection: DuckDBConnection, counted: Cou
       continue;
     }
     catalogRows += insideRows;
-    for (const [first, last] of ranges) {
-      const time = rangeTimeCondition(times, first, last);
-      parts.push(
-        `${s.select}${edges.where ? `${edges.where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}${time && ` AND ${time}`}`,
-      );
-    }
+    for (const [first, last] of ranges) parts.push(rowRangeBranch(s.select, edges.where, times, first, last));
   }
   return { catalogRows, rest: unionRelation(parts, edges.columns) };
 }

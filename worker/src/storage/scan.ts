@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName, TermHint } from '@strata/common';
 import { quoteIdentifier, StrataError, termFoldColumn, termFoldSql } from '@strata/common';
-import { blockTimes, rangeTimeCondition } from './block-times.js';
+import { blockTimes, rowRangeBranch } from './block-times.js';
 import {
   beginCatalogSnapshot,
   hotTableName,
@@ -351,12 +351,7 @@ export async function openSnapshot(
         const [select] = segmentsSelectSql(ctx.paths.segments, [s], table.columns, folds);
         const [source] = segmentSources([path.join(ctx.paths.segments, s.fileName)], s.format);
         const times = await blockTimes(connection, s.segmentId, source!, s.rowCount);
-        for (const [first, last] of ranges) {
-          const time = rangeTimeCondition(times, first, last);
-          narrowed.push(
-            `${select}${where ? `${where} AND` : ' WHERE'} rowid BETWEEN ${first} AND ${last}${time && ` AND ${time}`}`,
-          );
-        }
+        for (const [first, last] of ranges) narrowed.push(rowRangeBranch(select!, where, times, first, last));
       }
       const filtered = [
         hot,
