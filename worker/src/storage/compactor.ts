@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, quoteIdentifier, StrataError, termFoldColumn, termFoldSql } from '@strata/common';
+import { type ColumnSchema, quoteIdentifier, StrataError, termFoldColumn } from '@strata/common';
 import {
   countHandoffs,
   countListedSegments,
@@ -18,7 +18,7 @@ import type { KeyedMutex } from './keyed-mutex.js';
 import { discardSegmentFile } from './segment-discard.js';
 import { attachSegmentFiles, segmentFileName, segmentSources, WRITTEN_FORMAT, writeSegmentFile } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
-import { chooseFoldColumns, foldSelectItems } from './term-folds.js';
+import { chooseFoldColumns, computedFoldItem, foldSelectItems } from './term-folds.js';
 import { buildTermIndex, insertTermIndex } from './term-index.js';
 
 /**
@@ -59,10 +59,7 @@ export function segmentsSelectSql(
       const target = quoteIdentifier(termFoldColumn(name));
       if (from === undefined || to === undefined) list.push(`CAST(NULL AS VARCHAR) AS ${target}`);
       else if (from === 'String' && to === 'String' && storedFolds.has(name)) list.push(target);
-      else {
-        const value = convertSql(quoteIdentifier(name), from, to);
-        list.push(`${termFoldSql(to === 'String' ? value : `CAST(${value} AS VARCHAR)`)} AS ${target}`);
-      }
+      else list.push(computedFoldItem(name, convertSql(quoteIdentifier(name), from, to), to));
     }
     const files = group.map((s) => path.join(segmentsDir, s.fileName));
     for (const source of segmentSources(files, group[0]!.format)) selects.push(`SELECT ${list.join(', ')} FROM ${source}`);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ColumnSchema, ColumnTypeName, TermHint } from '@strata/common';
-import { quoteIdentifier, StrataError, termFoldColumn, termFoldSql } from '@strata/common';
+import { quoteIdentifier, StrataError, termFoldColumn } from '@strata/common';
 import { blockTimes, rowRangeBranch } from './block-times.js';
 import {
   beginCatalogSnapshot,
@@ -15,6 +15,7 @@ import {
 import { segmentsSelectSql } from './compactor.js';
 import { segmentSources, storedFolds } from './segment-format.js';
 import type { StorageContext } from './storage-context.js';
+import { computedFoldItem } from './term-folds.js';
 import { segmentRowRanges, segmentsWithTerms, TERM_BLOCK_ROWS } from './term-index.js';
 
 /**
@@ -258,12 +259,7 @@ function foldedColumns(columns: readonly ColumnSchema[], requested: readonly str
 
 /** The hot rows' select-list items of the term folds of `folds` (computed: hot rows store none). */
 function hotFoldItems(folds: readonly ColumnSchema[]): string {
-  return folds
-    .map((c) => {
-      const value = c.type === 'String' ? quoteIdentifier(c.name) : `CAST(${quoteIdentifier(c.name)} AS VARCHAR)`;
-      return `, ${termFoldSql(value)} AS ${quoteIdentifier(termFoldColumn(c.name))}`;
-    })
-    .join('');
+  return folds.map((c) => `, ${computedFoldItem(c.name, quoteIdentifier(c.name), c.type)}`).join('');
 }
 
 /**

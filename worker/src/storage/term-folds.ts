@@ -20,7 +20,7 @@
  * compaction or a purge rewrites them.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSchema, quoteIdentifier, termFoldColumn, termFoldSql } from '@strata/common';
+import { type ColumnSchema, type ColumnTypeName, quoteIdentifier, termFoldColumn, termFoldSql } from '@strata/common';
 
 /** Free text: sampled values average at least this many bytes… */
 export const FOLD_MIN_AVG_BYTES = 24;
@@ -60,7 +60,16 @@ export async function chooseFoldColumns(
     .map((c) => c.name);
 }
 
+/**
+ * The select-list item computing the fold of column `name` from `value` (SQL of the value as the
+ * table's current `type`): the fold is of the value as text, so a widened column folds as it reads.
+ */
+export function computedFoldItem(name: string, value: string, type: ColumnTypeName): string {
+  const text = type === 'String' ? value : `CAST(${value} AS VARCHAR)`;
+  return `${termFoldSql(text)} AS ${quoteIdentifier(termFoldColumn(name))}`;
+}
+
 /** The select-list items (each led by a comma) that add the folds of `folds` to a written segment. */
 export function foldSelectItems(folds: readonly string[]): string {
-  return folds.map((c) => `, ${termFoldSql(quoteIdentifier(c))} AS ${quoteIdentifier(termFoldColumn(c))}`).join('');
+  return folds.map((c) => `, ${computedFoldItem(c, quoteIdentifier(c), 'String')}`).join('');
 }
