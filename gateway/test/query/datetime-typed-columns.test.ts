@@ -247,9 +247,31 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
     assert.equal(keyed.results.length, hours.size);
   });
 
+  it('a ± offset that does not directly follow a time with seconds makes no datetime, as a constant and per row alike', async () => {
+    // The datetime type's ISO forms write the offset as `%H:%M:%s%z`; a date's `-02` is no offset.
+    const texts = [
+      '2024-01-02-02',
+      '2024-01-02-0200',
+      '2024-01-02+02:00',
+      '2024-01-02 -02',
+      '2024-01-02T10:00:00 +02',
+      '2024-01-02T10:00:00 +02:00',
+      '2024-01-02 10:00-02:00',
+    ];
+    for (const text of texts) {
+      const r = await one(`print s = '${text}' | extend row = todatetime(s), constant = todatetime('${text}')`);
+      assert.deepEqual([r.row, r.constant], [null, null], text);
+    }
+    // The documented form still reads its offset both ways.
+    const r = await one(
+      `print s = '2024-01-02T10:00:00-02' | extend row = todatetime(s), constant = todatetime('2024-01-02T10:00:00-02')`,
+    );
+    assert.deepEqual([r.row, r.constant], ['2024-01-02T12:00:00.0000000Z', '2024-01-02T12:00:00.0000000Z']);
+  });
+
   it('datatable: a string cell of a datetime column converts as todatetime, a 7th digit kept', async () => {
     const r = await run(
-      `datatable(d:datetime, k:long)['2024-01-02T03:04:05.1234567Z', 1, datetime(2024-01-02), 2, '2024-01-02 10:00+02', 3, 'nonsense', 4] | order by k asc | project d`,
+      `datatable(d:datetime, k:long)['2024-01-02T03:04:05.1234567Z', 1, datetime(2024-01-02), 2, '2024-01-02 10:00:00+02', 3, 'nonsense', 4] | order by k asc | project d`,
       { ordered: true },
     );
     assert.deepEqual(
