@@ -247,6 +247,23 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
     assert.equal(keyed.results.length, hours.size);
   });
 
+  it('tolong of an int answers long', async () => {
+    const conv = await run(
+      'Logs | take 1 | project a = tolong(getyear(timestamp)), b = tolong(toint(7)), c = toint(getyear(timestamp))',
+      {
+        anyRows: true,
+      },
+    );
+    assert.deepEqual(
+      conv.columns.map((c) => [c.name, c.type]),
+      [
+        ['a', 'Int64'],
+        ['b', 'Int64'],
+        ['c', 'Int32'],
+      ],
+    );
+  });
+
   it('a ± offset that does not directly follow a time with seconds makes no datetime, as a constant and per row alike', async () => {
     // The datetime type's ISO forms write the offset as `%H:%M:%s%z`; a date's `-02` is no offset.
     const texts = [
