@@ -264,6 +264,17 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
     );
   });
 
+  it('a union of an int with a long answers long, whatever the order of the inputs', async () => {
+    const year = 'Logs | summarize by y = getyear(timestamp)';
+    for (const q of [`${year} | union (print y = 1)`, `print y = 1 | union (${year})`]) {
+      const r = await run(q);
+      assert.deepEqual(r.columns, [{ name: 'y', type: 'Int64' }], q);
+      assert.deepEqual(r.results.map((x) => x.y).sort(), [1, 2024], q);
+    }
+    const ints = await run(`${year} | union (print y = getmonth(datetime(2024-05-01)))`);
+    assert.deepEqual(ints.columns, [{ name: 'y', type: 'Int32' }]);
+  });
+
   it('a ± offset that does not directly follow a time with seconds makes no datetime, as a constant and per row alike', async () => {
     // The datetime type's ISO forms write the offset as `%H:%M:%s%z`; a date's `-02` is no offset.
     const texts = [
