@@ -264,6 +264,28 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
     );
   });
 
+  it("arg_max and arg_min answer an int as int: the maximized value and the returned columns are rows' values", async () => {
+    const lastHour = [...LOGS].sort((a, b) => b.timestamp.getTime() - a.timestamp.getTime())[0]?.timestamp.getUTCHours();
+    const r = await run(
+      'Logs | extend y = getyear(timestamp), h = hourofday(timestamp), m = getmonth(timestamp) | summarize arg_max(timestamp, y, h), arg_min(m, level) | project timestamp, y, h, m',
+    );
+    assert.deepEqual(
+      r.columns.map((c) => [c.name, c.type]),
+      [
+        ['timestamp', 'DateTime'],
+        ['y', 'Int32'],
+        ['h', 'Int32'],
+        ['m', 'Int32'],
+      ],
+    );
+    assert.deepEqual(
+      [r.results[0]?.y, r.results[0]?.h, r.results[0]?.m],
+      [2024, lastHour, Math.min(...LOGS.map((x) => x.timestamp.getUTCMonth() + 1))],
+    );
+    const star = await run('Logs | extend y = getyear(timestamp) | summarize arg_max(timestamp, *) | project y');
+    assert.deepEqual(star.columns, [{ name: 'y', type: 'Int32' }]);
+  });
+
   it('a union of an int with a long answers long, whatever the order of the inputs', async () => {
     const year = 'Logs | summarize by y = getyear(timestamp)';
     for (const q of [`${year} | union (print y = 1)`, `print y = 1 | union (${year})`]) {
