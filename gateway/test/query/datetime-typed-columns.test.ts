@@ -247,9 +247,81 @@ describe('datetime text defects and int-typed calendar fields (decision 0048)', 
     assert.equal(keyed.results.length, hours.size);
   });
 
+  it('tolong of an int answers long', async () => {
+    const conv = await run(
+      'Logs | take 1 | project a = tolong(getyear(timestamp)), b = tolong(toint(7)), c = toint(getyear(timestamp))',
+      {
+        anyRows: true,
+      },
+    );
+    assert.deepEqual(
+      conv.columns.map((c) => [c.name, c.type]),
+      [
+        ['a', 'Int64'],
+        ['b', 'Int64'],
+        ['c', 'Int32'],
+      ],
+    );
+  });
+
+  it("arg_max and arg_min answer an int as int: the maximized value and the returned columns are rows' values", async () => {
+    const lastHour = [...LOGS].sort((a, b) => b.timestamp.getTime() - a.timestamp.getTime())[0]?.timestamp.getUTCHours();
+    const r = await run(
+      'Logs | extend y = getyear(timestamp), h = hourofday(timestamp), m = getmonth(timestamp) | summarize arg_max(timestamp, y, h), arg_min(m, level) | project timestamp, y, h, m',
+    );
+    assert.deepEqual(
+      r.columns.map((c) => [c.name, c.type]),
+      [
+        ['timestamp', 'DateTime'],
+        ['y', 'Int32'],
+        ['h', 'Int32'],
+        ['m', 'Int32'],
+      ],
+    );
+    assert.deepEqual(
+      [r.results[0]?.y, r.results[0]?.h, r.results[0]?.m],
+      [2024, lastHour, Math.min(...LOGS.map((x) => x.timestamp.getUTCMonth() + 1))],
+    );
+    const star = await run('Logs | extend y = getyear(timestamp) | summarize arg_max(timestamp, *) | project y');
+    assert.deepEqual(star.columns, [{ name: 'y', type: 'Int32' }]);
+  });
+
+  it('a union of an int with a long answers long, whatever the order of the inputs', async () => {
+    const year = 'Logs | summarize by y = getyear(timestamp)';
+    for (const q of [`${year} | union (print y = 1)`, `print y = 1 | union (${year})`]) {
+      const r = await run(q);
+      assert.deepEqual(r.columns, [{ name: 'y', type: 'Int64' }], q);
+      assert.deepEqual(r.results.map((x) => x.y).sort(), [1, 2024], q);
+    }
+    const ints = await run(`${year} | union (print y = getmonth(datetime(2024-05-01)))`);
+    assert.deepEqual(ints.columns, [{ name: 'y', type: 'Int32' }]);
+  });
+
+  it('a ± offset that does not directly follow a time with seconds makes no datetime, as a constant and per row alike', async () => {
+    // The datetime type's ISO forms write the offset as `%H:%M:%s%z`; a date's `-02` is no offset.
+    const texts = [
+      '2024-01-02-02',
+      '2024-01-02-0200',
+      '2024-01-02+02:00',
+      '2024-01-02 -02',
+      '2024-01-02T10:00:00 +02',
+      '2024-01-02T10:00:00 +02:00',
+      '2024-01-02 10:00-02:00',
+    ];
+    for (const text of texts) {
+      const r = await one(`print s = '${text}' | extend row = todatetime(s), constant = todatetime('${text}')`);
+      assert.deepEqual([r.row, r.constant], [null, null], text);
+    }
+    // The documented form still reads its offset both ways.
+    const r = await one(
+      `print s = '2024-01-02T10:00:00-02' | extend row = todatetime(s), constant = todatetime('2024-01-02T10:00:00-02')`,
+    );
+    assert.deepEqual([r.row, r.constant], ['2024-01-02T12:00:00.0000000Z', '2024-01-02T12:00:00.0000000Z']);
+  });
+
   it('datatable: a string cell of a datetime column converts as todatetime, a 7th digit kept', async () => {
     const r = await run(
-      `datatable(d:datetime, k:long)['2024-01-02T03:04:05.1234567Z', 1, datetime(2024-01-02), 2, '2024-01-02 10:00+02', 3, 'nonsense', 4] | order by k asc | project d`,
+      `datatable(d:datetime, k:long)['2024-01-02T03:04:05.1234567Z', 1, datetime(2024-01-02), 2, '2024-01-02 10:00:00+02', 3, 'nonsense', 4] | order by k asc | project d`,
       { ordered: true },
     );
     assert.deepEqual(

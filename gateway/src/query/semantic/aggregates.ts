@@ -14,6 +14,7 @@ import type { Expr } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert, strSql } from './bound.js';
 import type { ExprBinder } from './expr-binder.js';
+import { int32Flag } from './int-columns.js';
 import { expressionName, numberForName } from './naming.js';
 import type { AggregatePart, Column, IdAllocator } from './rel.js';
 
@@ -327,7 +328,14 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
       { col: fr, sql: sql`${pickPartial}(${ident(pr.id)}, ${peRef})` },
     ];
     const outputs: AggregateOutput[] = [
-      { value: ref(fe), type: e.type, name: expressionName(call.args[0] as Expr), ...(e.ticks ? { ticks: true } : {}) },
+      {
+        value: ref(fe),
+        type: e.type,
+        name: expressionName(call.args[0] as Expr),
+        ...(e.ticks ? { ticks: true } : {}),
+        // The answer is one of the rows' values: an int stays int (decision 0048).
+        ...int32Flag(e),
+      },
     ];
     returned.forEach((r, i) => {
       const path = str(`$.f${i}`);
@@ -347,7 +355,14 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
           // A datetime carried as ticks is a BIGINT in the JSON row (decision 0036).
           value = r.bound.ticks ? sql`CAST(${text} AS BIGINT)` : sql`CAST(${text} AS ${typeSql(r.bound.type)})`;
       }
-      outputs.push({ value, type: r.bound.type, name: r.name, fixedName: true, ...(r.bound.ticks ? { ticks: true } : {}) });
+      outputs.push({
+        value,
+        type: r.bound.type,
+        name: r.name,
+        fixedName: true,
+        ...(r.bound.ticks ? { ticks: true } : {}),
+        ...int32Flag(r.bound),
+      });
     });
     return { part: { partials: [pe, pr], finals }, outputs };
   };

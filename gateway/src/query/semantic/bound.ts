@@ -132,9 +132,9 @@ function parseDatetimeSql(text: Sql): Sql {
  * 7th fractional digit, DuckDB's cast stops at the microsecond (it drops the digits past the 6th,
  * which is the floor), so the ticks come from a TIMESTAMP_NS cast or the text's 7th digit. Digits past the 7th are
  * dropped. The µs parse is the value's floor, kept as `floorSql` for the consumers that read only
- * it. Only the todatetime()/datetime() call gives this form; convert() (the implicit conversions,
- * `parse … with x:datetime`, typed mv-expand) keeps the TIMESTAMP, whose consumers build columns
- * that do not all carry the ticks mark yet.
+ * it. Every text → datetime conversion gives this form (convert(): todatetime, parse, parse-kv, typed
+ * mv-expand, bag_unpack, datatable cells), and the operators that make a column of it mark the
+ * column ticks (decision 0048).
  */
 export function parsedTicks(b: Bound, span: Span): Bound {
   const text = b.type === 'dynamic' ? dynamicTextSql(b.sql) : b.sql;

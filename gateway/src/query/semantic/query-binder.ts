@@ -786,13 +786,22 @@ export class QueryBinder {
     }
     const columns: Column[] = [];
     const key = (name: string, type: KqlType) => `${name}\u0000${type}`;
+    // A long column is reported int only when every input's is (getyear in one, a long in another is
+    // long): its type must not depend on the order of the inputs (decision 0048).
+    const notInt = new Set(
+      inputs.flatMap((rel) =>
+        relColumns(rel)
+          .filter((c) => !c.int32)
+          .map((c) => key(c.name, c.type)),
+      ),
+    );
     const byKey = new Map<string, Column>();
     for (const rel of inputs) {
       for (const c of relColumns(rel)) {
         const k = key(c.name, c.type);
         if (byKey.has(k)) continue;
         const name = (typesByName.get(c.name)?.size ?? 1) > 1 ? `${c.name}_${c.type}` : c.name;
-        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) };
+        const col = { ...this.newColumn(name, c.type), ...ticksFlag(c), ...(notInt.has(k) ? {} : int32Flag(c)) };
         byKey.set(k, col);
         columns.push(col);
       }

@@ -90,9 +90,10 @@ function daysFromCivil(y: number, m: number, d: number): number {
  * forms; decision 0048) → µs since the Unix epoch.
  */
 export function parseDateTimeText(content: string): bigint | undefined {
+  const text = content.trim();
   const m =
     /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i.exec(
-      content.trim(),
+      text,
     );
   if (!m) return parseRfcDateTime(content);
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -103,6 +104,11 @@ export function parseDateTimeText(content: string): bigint | undefined {
   const frac = ((m[7] ?? '') + '000000').slice(0, 6);
   let micros = BigInt(daysFromCivil(y, mo, d)) * 86_400_000_000n + BigInt(h * 3600 + mi * 60 + s) * 1_000_000n + BigInt(frac);
   const offset = m[8];
+  // A `±` offset follows a time with seconds directly, as the datetime type's ISO forms write `%z`
+  // (`%H:%M:%s%z`) and as the per-row parse reads it (bound.ts parseDatetimeSql): a date's `-02` is
+  // part of no datetime, and the constant and the per-row answer must agree (decision 0048).
+  if (offset && offset.toUpperCase() !== 'Z' && (m[6] === undefined || /\s$/.test(text.slice(0, text.length - offset.length))))
+    return undefined;
   if (offset && offset.toUpperCase() !== 'Z') {
     const sign = offset.startsWith('-') ? -1n : 1n;
     const digits = offset.slice(1).replace(':', '');

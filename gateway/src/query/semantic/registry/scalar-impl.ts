@@ -64,7 +64,8 @@ function toFn(target: KqlType): ScalarFn {
     if (target === 'datetime' && a.value?.type === 'string') return constantDatetime(a.value, call.span);
     if (target === 'timespan' && a.value?.type === 'string')
       return constant({ type: 'timespan', value: parseTimespanText(a.value.value) ?? null }, call.span);
-    if (a.type === target) return { ...a, span: call.span };
+    // tolong of an int (getyear, toint, …) is a long: the int32 mark is only the reported type (decision 0048).
+    if (a.type === target) return { ...a, span: call.span, ...(a.int32 ? { int32: false } : {}) };
     // Text per row keeps a 7th fractional digit (decision 0044): convert() carries it as ticks.
     return { ...convert(a, target, call.name), span: call.span };
   };
