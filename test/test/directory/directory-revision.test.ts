@@ -46,6 +46,21 @@ describe('directory revision: cached permissions end with the change that alters
   const load = (u: { userId: string }) => loader.load(claims(u.userId));
   const directory = () => master.service(DirectoryServiceService);
 
+  /** The real MasterClient, counted: every listUserPermissions a loader sends reaches the real master. */
+  const countingMaster = () =>
+    ({
+      service: (definition: unknown) => {
+        const client = master.service(definition as typeof DirectoryServiceService);
+        if (definition !== DirectoryServiceService) return client;
+        return {
+          listUserPermissions: (req: { userId: string }) => {
+            masterReads++;
+            return client.listUserPermissions(req);
+          },
+        };
+      },
+    }) as unknown as MasterClient;
+
   before(async () => {
     etcd = await startEtcd();
     const etcdConfig = { endpoints: [etcd.endpoint], prefix: `/strata-dirrev-${process.pid}`, leaseTtlSeconds: 5 };
@@ -58,20 +73,7 @@ describe('directory revision: cached permissions end with the change that alters
     channels = new ChannelPool(testIdentity(['gateway']));
     master = new MasterClient(coordinator, channels);
     master.start();
-    // The real client, counted: every listUserPermissions the loader sends reaches the real master.
-    const counting = {
-      service: (definition: unknown) => {
-        const client = master.service(definition as typeof DirectoryServiceService);
-        if (definition !== DirectoryServiceService) return client;
-        return {
-          listUserPermissions: (req: { userId: string }) => {
-            masterReads++;
-            return client.listUserPermissions(req);
-          },
-        };
-      },
-    } as unknown as MasterClient;
-    loader = new PrincipalLoader(counting, coordinator, () => clock);
+    loader = new PrincipalLoader(countingMaster(), coordinator, () => clock);
   });
   after(async () => {
     master?.stop();
@@ -162,6 +164,29 @@ describe('directory revision: cached permissions end with the change that alters
     const before = await coordinator.readDirectoryRevision();
     await assert.rejects(directory().removeMember({ accountId: A, userId: id(99) }), /is not a member/);
     assert.equal(await coordinator.readDirectoryRevision(), before);
+  });
+
+  it('with etcd unreachable, behaves as before: a 2 s cache, then the master', async () => {
+    // A real etcd client whose etcd is gone: every revision read fails, and the loader falls back.
+    const gone = await startEtcd();
+    const unreachable = new EtcdCoordinator(
+      { endpoints: [gone.endpoint], prefix: '/strata-dirrev-gone', leaseTtlSeconds: 5, requestTimeoutMs: 300 },
+      createLogger('test', { level: 'silent' }),
+    );
+    await gone.stop();
+    try {
+      const fallback = new PrincipalLoader(countingMaster(), unreachable, () => clock);
+      const reads = masterReads;
+      await fallback.load(claims(DASHBOARD.userId));
+      clock += 1_000;
+      await fallback.load(claims(DASHBOARD.userId));
+      assert.equal(masterReads, reads + 1, 'within 2 s: from the cache');
+      clock += 1_500;
+      await fallback.load(claims(DASHBOARD.userId));
+      assert.equal(masterReads, reads + 2, 'after 2 s: the master again');
+    } finally {
+      await unreachable.close();
+    }
   });
 
   it("over HTTP: a removed member is refused on the node's gateway on the very next request", async () => {
