@@ -46,7 +46,7 @@ export const startGateway: RoleStarter = async (ctx): Promise<GatewayHandle> => 
       audience: jwtConfig.audience,
       sessionLifetimeSeconds: jwtConfig.sessionLifetimeSeconds,
     }),
-    principals: new PrincipalLoader(master),
+    principals: new PrincipalLoader(master, ctx.coordinator),
     loginThrottle: new LoginThrottle(),
     inflow: { router: workers, addresses: new ClientAddressResolver(ctx.config.gateway.trustedProxies), host: hostname() },
     schemas,

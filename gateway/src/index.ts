@@ -6,8 +6,10 @@
 
 export { evaluateRule } from './alerting/alert-evaluation.js';
 export { isAllowed, type Operation } from './auth/access-policy.js';
+export { PrincipalLoader } from './auth/principal-loader.js';
 export { type GatewayHandle, startGateway } from './gateway-role.js';
 export { firstForKey } from './inflow/key-ranking.js';
+export { MasterClient } from './master-client.js';
 export { distributedRunner } from './query/cluster/distributed-runner.js';
 export { SchemaCatalogSource } from './query/cluster/schema-catalog.js';
 export {

@@ -1,5 +1,6 @@
 import { accountCompactionMaxFileSize } from './compaction/account-max-file-size.js';
 import { CompactionDuty } from './compaction/compaction-duty.js';
+import { announceDirectoryChange } from './directory/directory-changes.js';
 import { DirectoryRepository } from './directory/directory-repository.js';
 import { applyProvisioning } from './directory/provisioning.js';
 import type { LeaderDuty, LeaderState } from './leader-state.js';
@@ -15,6 +16,9 @@ class ProvisioningDuty implements LeaderDuty {
   readonly name = 'provisioning';
   async start(state: LeaderState): Promise<void> {
     await applyProvisioning(state.config.setupService, state.store, new DirectoryRepository(state.store), state.log);
+    // Provisioning adds users and permissions: gateways that cached a user's before must see them.
+    if (state.config.setupService.enable && state.config.setupService.provision)
+      await announceDirectoryChange(state.coordinator, state.log);
   }
   async stop(): Promise<void> {}
 }

@@ -16,6 +16,7 @@ import { alertRuleHandlers } from './alerting/alert-rule-grpc.js';
 import { AlertRuleService } from './alerting/alert-rule-service.js';
 import { alertHandlers } from './alerts/alert-grpc.js';
 import { AlertService } from './alerts/alert-service.js';
+import { announceDirectoryChange } from './directory/directory-changes.js';
 import { directoryHandlers } from './directory/directory-service.js';
 import { groupHandlers } from './groups/group-grpc.js';
 import { GroupService } from './groups/group-service.js';
@@ -43,7 +44,13 @@ export function masterServices(leader: () => LeaderState, log: Logger) {
       definition: DirectoryServiceService,
       implementation: implementService(
         DirectoryServiceService,
-        directoryHandlers(() => leader().store),
+        directoryHandlers(
+          () => leader().store,
+          () => {
+            const state = leader();
+            return announceDirectoryChange(state.coordinator, state.log);
+          },
+        ),
         log,
       ),
     },

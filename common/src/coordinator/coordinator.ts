@@ -250,6 +250,18 @@ export interface Coordinator {
   /** Every recorded key ranking, read at one revision. */
   listKeyRankings(): Promise<KeyRankingHistory>;
 
+  /**
+   * Marks that users, permissions or memberships changed: the master calls it after every committed
+   * directory change, so a gateway holding permissions read at an older directory revision reads
+   * them again (docs/decisions/0049-directory-revision.md).
+   */
+  bumpDirectoryRevision(): Promise<void>;
+  /**
+   * The directory revision: changes with every bump and never goes back; 0 before the first bump.
+   * Linearizable (etcd): a bump that returned before this read began is seen.
+   */
+  readDirectoryRevision(): Promise<number>;
+
   /** Releases leases and connections. */
   close(): Promise<void>;
 }

@@ -67,6 +67,8 @@ export class EmbeddedCoordinator implements Coordinator {
   private readonly rebalanceProgress = new Map<string, RebalanceProgress>();
   /** Counts changes of placements and handoffs: the revision of an account view. */
   private revision = 0;
+  /** Counts directory changes (bumpDirectoryRevision). */
+  private directoryRevision = 0;
   private lastTerm = 0;
   private closed = false;
 
@@ -218,6 +220,14 @@ export class EmbeddedCoordinator implements Coordinator {
       handoffs: await this.listHandoffs(accountId),
       revision: this.revision,
     };
+  }
+
+  async bumpDirectoryRevision(): Promise<void> {
+    this.directoryRevision++;
+  }
+
+  async readDirectoryRevision(): Promise<number> {
+    return this.directoryRevision;
   }
 
   async recordHandoff(handoff: SegmentHandoff): Promise<number> {

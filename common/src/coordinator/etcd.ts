@@ -55,6 +55,8 @@ export interface EtcdCoordinatorOptions {
  *  - `rebalance/request`, `rebalance/progress/<workerId>`: the latest rebalance and each worker's part.
  *  - `keyrank/<id>`: a set of workers keyed inflow was routed over (KeyRanking, JSON), under a lease
  *    as long as workers keep idempotency keys (decision 0029).
+ *  - `directory/revision`: put by the master after every directory change; its mod revision is the
+ *    directory revision gateways validate cached permissions against (decision 0049).
  */
 export class EtcdCoordinator implements Coordinator {
   private readonly client: Etcd3;
@@ -263,6 +265,19 @@ export class EtcdCoordinator implements Coordinator {
   async listLost(): Promise<string[]> {
     const keys = await this.root.getAll().prefix('lost/').keys();
     return keys.map((k) => k.slice('lost/'.length)).sort();
+  }
+
+  async bumpDirectoryRevision(): Promise<void> {
+    // The value only says when; what readers compare is the key's mod revision, which etcd raises
+    // on every put, so two bumps in the same millisecond still differ.
+    await this.root.put('directory/revision').value(new Date().toISOString()).exec();
+  }
+
+  async readDirectoryRevision(): Promise<number> {
+    // A plain get is linearizable in etcd3 (serializable is opt-in): one round trip to the leader.
+    const res = await this.root.get('directory/revision').exec();
+    const kv = res.kvs[0];
+    return kv ? Number(kv.mod_revision) : 0;
   }
 
   async recordKeyRanking(ranking: Omit<KeyRanking, 'recordedAt'>, ttlSeconds: number): Promise<void> {

@@ -302,6 +302,19 @@ export function coordinatorContract(open: () => Promise<Coordinator>, closeAll: 
     assert.equal(listed[0]?.freeBytes, 2);
   });
 
+  it('raises the directory revision with every bump, for every client, and never lowers it', async () => {
+    const coord = await open();
+    const other = await open();
+    const start = await other.readDirectoryRevision();
+    await coord.bumpDirectoryRevision();
+    const first = await other.readDirectoryRevision();
+    assert.ok(first > start, 'a bump is seen by the next read of another client');
+    assert.equal(await coord.readDirectoryRevision(), first, 'no change, the same revision');
+    await coord.bumpDirectoryRevision();
+    await other.bumpDirectoryRevision();
+    assert.ok((await coord.readDirectoryRevision()) > first);
+  });
+
   it('keeps key rankings for their TTL, one record per set of workers, readable by every client at a revision', async () => {
     const coord = await open();
     const a = { endpoint: uniqueEndpoint(), workerId: 'wa' };

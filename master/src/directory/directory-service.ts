@@ -11,9 +11,18 @@ import { deleteAccount, deleteUser, removeMember } from './removals.js';
  */
 export function directoryHandlers(
   store: () => RelationalStore,
+  changed: () => Promise<void>,
   throttle: LoginThrottle = new LoginThrottle(),
 ): HandlersOf<typeof DirectoryServiceService> {
   const repo = () => new DirectoryRepository(store());
+  // Every handler that can change whether a user exists or what they may do announces it after
+  // its commit (directory-changes.ts); gateways cache permissions until then. Not passwords:
+  // a gateway caches no password, and sessions outlive a password change by design (decision 0006).
+  const announcing = async <T>(change: Promise<T>): Promise<T> => {
+    const result = await change;
+    await changed();
+    return result;
+  };
   return {
     verifyPassword: async (req) => {
       throttle.check(req.userName);
@@ -27,17 +36,17 @@ export function directoryHandlers(
     getAccount: async (req) => ({ account: await repo().getAccount(req.accountId) }),
     upsertAccount: async (req) => {
       if (!req.account) throw invalid('account is required.');
-      return repo().upsertAccount(req.account);
+      return announcing(repo().upsertAccount(req.account));
     },
     upsertUser: async (req) => {
       if (!req.user) throw invalid('user is required.');
       // Provisioning calls the repository directly; passwords set over the API follow the policy.
       if (req.password) checkPassword(req.password);
-      return repo().upsertUser(req.user, req.password);
+      return announcing(repo().upsertUser(req.user, req.password));
     },
     listUserPermissions: async (req) => repo().listUserPermissions(req.userId),
     setPermissions: async (req) => {
-      await repo().setPermissions(req.userId, req.accountId, req.permissions);
+      await announcing(repo().setPermissions(req.userId, req.accountId, req.permissions));
       return {};
     },
     listAccountMembers: async (req) => {
@@ -45,15 +54,15 @@ export function directoryHandlers(
       return { users: members.map((m) => m.user), members };
     },
     listUsers: async () => ({ users: await repo().listUsers() }),
-    deleteUser: async (req) => ({ deleted: await deleteUser(store(), req.userId) }),
+    deleteUser: async (req) => ({ deleted: await announcing(deleteUser(store(), req.userId)) }),
     setPassword: async (req) => {
       await repo().setPassword(req.userId, req.password, req.currentPassword || undefined);
       return {};
     },
-    deleteAccount: async (req) => ({ deleted: await deleteAccount(store(), req.accountId) }),
-    putMember: async (req) => repo().putMember(req.accountId, req.userId, req.permissions),
+    deleteAccount: async (req) => ({ deleted: await announcing(deleteAccount(store(), req.accountId)) }),
+    putMember: async (req) => announcing(repo().putMember(req.accountId, req.userId, req.permissions)),
     removeMember: async (req) => {
-      await removeMember(store(), req.accountId, req.userId);
+      await announcing(removeMember(store(), req.accountId, req.userId));
       return {};
     },
   };

@@ -175,7 +175,7 @@ describe('users, accounts and members API (HTTP)', function () {
       await refused(call('root', 'DELETE', `/users/${id(14)}`), 404, `User ${id(14)} does not exist.`);
       const members = (await call('adminA', 'GET', `/accounts/${A}/users`)).body.map((m: Body) => m.userId);
       assert.ok(!members.includes(id(14)));
-      // The deleted user's session no longer authenticates (the permission cache lives 2 s).
+      // The deleted user's session no longer authenticates (the directory revision ends the cached permissions, decision 0049).
       let status = 0;
       for (let i = 0; i < 40 && status !== 401; i++) {
         status = (await node.request('GET', '/whoami', { token: hank })).status;
