@@ -1,7 +1,7 @@
 /**
  * Real query workers for the query tests: a StorageEngine in a temporary directory serving the
  * query service over gRPC (mutual TLS, as a backend), and an embedded coordinator recording them as
- * holders of an account. One harness for distributed-query and single-worker-top-n; each test
+ * holders of an account. One harness for distributed-query, single-worker-top-n and stored-term-fold; each test
  * fills the storage its own way between `openStorage` and `serveQueries`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import {
 } from '@strata/common';
 import { testIdentity } from '@strata/common/testing';
 import type { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
-import { FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
+import { type AppendPart, FreeSpaceGuard, queryService, StorageEngine } from '@strata/worker';
 
 const log = createLogger('test', { level: 'silent' });
 
@@ -68,6 +68,37 @@ export async function serveQueries(
   }
   const { server, port } = await startGrpcServer('127.0.0.1:0', [service], testIdentity(['backend']));
   return { ...opened, server, endpoint: `127.0.0.1:${port}`, service, limits };
+}
+
+/**
+ * A worker whose storage got each batch of `sealed` for `account` sealed into a segment of its
+ * own, then `hot` appended and left unsealed: the three kinds of rows a scan unions. `toPart`
+ * turns a test's rows into the append part of its schema.
+ */
+export async function startSealedWorker<R>(
+  prefix: string,
+  account: string,
+  toPart: (rows: R[]) => AppendPart,
+  sealed: R[][],
+  hot: R[],
+  onFragment?: (req: ExecuteFragmentRequest) => void,
+): Promise<QueryWorker> {
+  const opened = await openStorage(prefix);
+  const append = (rows: R[]) =>
+    opened.storage.append({
+      accountId: account,
+      parts: [toPart(rows)],
+      inflowTimestampUs: Date.now() * 1000,
+      inflowHost: 'test',
+      sourceAddress: '127.0.0.1',
+      agent: null,
+    });
+  for (const batch of sealed) {
+    await append(batch);
+    await opened.storage.sealAll();
+  }
+  if (hot.length > 0) await append(hot);
+  return serveQueries(opened, DEFAULT_LIMITS, onFragment);
 }
 
 export async function stopWorker(w: QueryWorker): Promise<void> {

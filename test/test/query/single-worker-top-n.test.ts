@@ -21,14 +21,7 @@ import {
 } from '@strata/gateway';
 import type { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
 import type { AppendPart } from '@strata/worker';
-import {
-  coordinatorOf as coordinatorFor,
-  DEFAULT_LIMITS,
-  openStorage,
-  type QueryWorker,
-  serveQueries,
-  stopWorker,
-} from './query-workers.js';
+import { coordinatorOf as coordinatorFor, type QueryWorker, startSealedWorker, stopWorker } from './query-workers.js';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000c7';
 const SCHEMA = 'app.ranked';
@@ -91,23 +84,8 @@ function appendPart(rows: Row[]): AppendPart {
 type TestWorker = QueryWorker;
 
 /** A worker with `sealed` batches each sealed into a segment, then `hot` rows left unsealed. */
-async function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmentRequest[]): Promise<TestWorker> {
-  const opened = await openStorage('strata-topn-');
-  const append = (rows: Row[]) =>
-    opened.storage.append({
-      accountId: ACCOUNT,
-      parts: [appendPart(rows)],
-      inflowTimestampUs: Date.now() * 1000,
-      inflowHost: 'test',
-      sourceAddress: '127.0.0.1',
-      agent: null,
-    });
-  for (const batch of sealed) {
-    await append(batch);
-    await opened.storage.sealAll();
-  }
-  if (hot.length > 0) await append(hot);
-  return serveQueries(opened, DEFAULT_LIMITS, (req) => requests.push(req));
+function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmentRequest[]): Promise<TestWorker> {
+  return startSealedWorker('strata-topn-', ACCOUNT, appendPart, sealed, hot, (req) => requests.push(req));
 }
 
 const coordinatorOf = (workers: TestWorker[]): Promise<Coordinator> => coordinatorFor(ACCOUNT, workers);

@@ -22,7 +22,7 @@ import {
 } from '@strata/gateway';
 import type { ExecuteFragmentRequest } from '@strata/proto/query/v1/query';
 import type { AppendPart } from '@strata/worker';
-import { coordinatorOf, DEFAULT_LIMITS, openStorage, type QueryWorker, serveQueries, stopWorker } from './query-workers.js';
+import { coordinatorOf, type QueryWorker, startSealedWorker, stopWorker } from './query-workers.js';
 
 const ACCOUNT = '00000000-0000-0000-0000-0000000000f5';
 const SCHEMA = 'app.folded';
@@ -93,23 +93,8 @@ function appendPart(rows: Row[]): AppendPart {
 }
 
 /** A worker with `sealed` batches each sealed into a segment, then `hot` rows left unsealed. */
-async function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmentRequest[]): Promise<QueryWorker> {
-  const opened = await openStorage('strata-fold-');
-  const append = (rows: Row[]) =>
-    opened.storage.append({
-      accountId: ACCOUNT,
-      parts: [appendPart(rows)],
-      inflowTimestampUs: Date.now() * 1000,
-      inflowHost: 'test',
-      sourceAddress: '127.0.0.1',
-      agent: null,
-    });
-  for (const batch of sealed) {
-    await append(batch);
-    await opened.storage.sealAll();
-  }
-  if (hot.length > 0) await append(hot);
-  return serveQueries(opened, DEFAULT_LIMITS, (req) => requests.push(req));
+function startWorker(sealed: Row[][], hot: Row[], requests: ExecuteFragmentRequest[]): Promise<QueryWorker> {
+  return startSealedWorker('strata-fold-', ACCOUNT, appendPart, sealed, hot, (req) => requests.push(req));
 }
 
 const alnum = (c: string | undefined) => c !== undefined && /^[A-Za-z0-9]$/.test(c);
