@@ -6,9 +6,9 @@ import { queryError } from '../errors.js';
 import type { Expr } from '../syntax/ast.js';
 import type { AggregateEnv, AggregateOutput } from './aggregates.js';
 import type { Bound } from './bound.js';
-import { refusedTicksUse, TICKS_AGGREGATES, ticksFlag } from './datetime-ticks.js';
+import { columnMarks } from './column-marks.js';
+import { refusedTicksUse, TICKS_AGGREGATES } from './datetime-ticks.js';
 import type { AggregateSink, ExprBinder } from './expr-binder.js';
-import { int32Flag } from './int-columns.js';
 import { expressionName } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
 import type { AggregateEntry } from './registry/types.js';
@@ -82,6 +82,6 @@ export class AggregateCollector implements AggregateSink {
       throw queryError(`'${call.name}' returns several columns and cannot be part of an expression.`, call.span);
     const outputs = this.bindTopLevel(call, binder);
     const out = outputs[0] as AggregateOutput;
-    return { type: out.type, sql: out.value, span: call.span, ...ticksFlag(out), ...int32Flag(out) };
+    return { type: out.type, sql: out.value, span: call.span, ...columnMarks(out) };
   }
 }

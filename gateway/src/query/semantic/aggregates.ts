@@ -13,8 +13,8 @@ import { dbl, ident, int, join, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert, strSql } from './bound.js';
+import { columnMarks } from './column-marks.js';
 import type { ExprBinder } from './expr-binder.js';
-import { int32Flag } from './int-columns.js';
 import { expressionName, numberForName } from './naming.js';
 import type { AggregatePart, Column, IdAllocator } from './rel.js';
 
@@ -332,9 +332,8 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
         value: ref(fe),
         type: e.type,
         name: expressionName(call.args[0] as Expr),
-        ...(e.ticks ? { ticks: true } : {}),
-        // The answer is one of the rows' values: an int stays int (decision 0048).
-        ...int32Flag(e),
+        // The answer is one of the rows' values: it keeps their marks (an int stays int, decision 0048).
+        ...columnMarks(e),
       },
     ];
     returned.forEach((r, i) => {
@@ -360,8 +359,7 @@ export function argMaxDef(fn: 'max' | 'min'): AggregateDef {
         type: r.bound.type,
         name: r.name,
         fixedName: true,
-        ...(r.bound.ticks ? { ticks: true } : {}),
-        ...int32Flag(r.bound),
+        ...columnMarks(r.bound),
       });
     });
     return { part: { partials: [pe, pr], finals }, outputs };

@@ -10,6 +10,7 @@ import { ident, join, readsColumns, type Sql, sql, str } from '../sql/sql.js';
 import type { Expr, LiteralValue } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { type Bound, coerce, constant, convert, isDecimalMix, isNonEmptyConstString, strSql } from './bound.js';
+import { columnMarks } from './column-marks.js';
 import { evalBinary, evalNegate } from './const-eval.js';
 import {
   addSpanTicks,
@@ -25,7 +26,6 @@ import {
   ticksSql,
 } from './datetime-ticks.js';
 import { decimalArithmetic, decimalKey, keyed } from './decimal-operators.js';
-import { int32Flag } from './int-columns.js';
 import { pickColumn } from './multi-column.js';
 import { aggregateFunction, scalarFunction } from './registry/registry.js';
 import type { Column } from './rel.js';
@@ -189,8 +189,7 @@ export class ExprBinder {
         sql: sql`${identOf(col)}`,
         column: col,
         span,
-        ...(col.ticks ? { ticks: true } : {}),
-        ...int32Flag(col),
+        ...columnMarks(col),
       };
     }
     const let_ = this.ctx.lets.get(name);

@@ -18,10 +18,10 @@ import { ident, int, type Sql, sql } from '../sql/sql.js';
 import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import { DUCKDB_TYPE, type KqlType } from '../types.js';
 import { type Bound, coerce, convert } from './bound.js';
-import { refusedTicksUse, ticksFlag, ticksSql } from './datetime-ticks.js';
+import { columnMarks } from './column-marks.js';
+import { refusedTicksUse, ticksSql } from './datetime-ticks.js';
 import type { ExprBinder } from './expr-binder.js';
 import { identOf } from './expr-binder.js';
-import { int32Flag } from './int-columns.js';
 import { expressionName } from './naming.js';
 import { fromTicks } from './registry/datetime-functions.js';
 import { aggregateFunction } from './registry/registry.js';
@@ -180,7 +180,7 @@ export function bindMakeSeries(host: MakeSeriesHost, input: Rel, op: MakeSeriesO
   // 2. At the gateway: each group's bins and values as lists in bin order.
   const newColumn = (name: string, type: KqlType): Column => ({ name, type, id: host.ids.column() });
   const groupKeys: Output[] = keyColumns.map((c) => ({
-    col: { ...newColumn(c.name, c.type), ...ticksFlag(c), ...int32Flag(c) },
+    col: { ...newColumn(c.name, c.type), ...columnMarks(c) },
     sql: identOf(c),
   }));
   const ordered = (c: Column) => sql`list(${identOf(c)} ORDER BY ${identOf(binOut)})`;

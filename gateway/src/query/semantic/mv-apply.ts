@@ -26,9 +26,8 @@ import type { Expr, NamedExpr, Operator } from '../syntax/ast.js';
 import type { KqlType } from '../types.js';
 import { aggregateName } from './aggregate-collector.js';
 import { IF_FORM, IF_FORMS } from './aggregate-if-forms.js';
-import { ticksFlag } from './datetime-ticks.js';
+import { columnMarks } from './column-marks.js';
 import { identOf } from './expr-binder.js';
-import { int32Flag } from './int-columns.js';
 import { NameAllocator } from './naming.js';
 import { aggregateFunction } from './registry/registry.js';
 import type { Column, Output, Rel, SortSpec } from './rel.js';
@@ -99,7 +98,7 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   const outputs: Output[] = [];
   for (const o of plain.outputs) {
     if ('pass' in o && o.col !== rid) {
-      const hidden = { ...host.newColumn(`${HIDDEN}column:${o.col.name}`, o.col.type), ...ticksFlag(o.col), ...int32Flag(o.col) };
+      const hidden = { ...host.newColumn(`${HIDDEN}column:${o.col.name}`, o.col.type), ...columnMarks(o.col) };
       carried.push({ hidden, original: o.col });
       outputs.push({ col: hidden, sql: identOf(o.col) });
     } else outputs.push({ col: o.col, sql: identOf(o.col) });
@@ -111,7 +110,7 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
   for (const k of carried) {
     if (!taken.has(k.original.name))
       outputs.push({
-        col: { ...host.newColumn(k.original.name, k.original.type), ...ticksFlag(k.original), ...int32Flag(k.original) },
+        col: { ...host.newColumn(k.original.name, k.original.type), ...columnMarks(k.original) },
         sql: identOf(k.hidden),
       });
   }
@@ -226,12 +225,12 @@ export function bindMvApply(host: MvApplyHost, input: Rel, op: MvApply): Rel {
     if (own) placed.add(own);
     names.claim(c.name);
     final.push({
-      col: { ...host.newColumn(c.name, source.type), ...ticksFlag(source), ...int32Flag(source) },
+      col: { ...host.newColumn(c.name, source.type), ...columnMarks(source) },
       sql: identOf(source),
     });
   }
   for (const c of visible.filter((p) => !placed.has(p))) {
-    final.push({ col: { ...host.newColumn(names.derive(c.name), c.type), ...ticksFlag(c), ...int32Flag(c) }, sql: identOf(c) });
+    final.push({ col: { ...host.newColumn(names.derive(c.name), c.type), ...columnMarks(c) }, sql: identOf(c) });
   }
   return { kind: 'project', input: rel, outputs: final, columns: final.map((o) => o.col) };
 }

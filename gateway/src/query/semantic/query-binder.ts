@@ -29,6 +29,7 @@ import type { CatalogTable, KqlType, SchemaCatalog } from '../types.js';
 import { AggregateCollector } from './aggregate-collector.js';
 import { type Bound, coerce, constant, convert, literalSql, nullOf, strSql } from './bound.js';
 import { BUILTIN_TABLES } from './builtin-tables.js';
+import { columnMarks } from './column-marks.js';
 import { refusedTicksUse, tickDatetime, ticksFlag, ticksOfMicros, ticksSql } from './datetime-ticks.js';
 import { decimalKey } from './decimal-operators.js';
 import { ExprBinder, type ExprContext, escapeRegex, identOf } from './expr-binder.js';
@@ -694,7 +695,7 @@ export class QueryBinder {
       const columns = spread ?? [{ name: item.name ?? `print_${i}`, nameSpan: item.nameSpan, bound: binder.bind(item.expr) }];
       return columns.map(({ name, nameSpan, bound: b }) => {
         if (!names.claim(name)) throw queryError(`A column with the name '${name}' is already declared.`, nameSpan ?? item.span);
-        return { col: { ...this.newColumn(name, b.type), ...ticksFlag(b), ...int32Flag(b) }, sql: b.sql };
+        return { col: { ...this.newColumn(name, b.type), ...columnMarks(b) }, sql: b.sql };
       });
     });
     return { kind: 'select', columns: outputs.map((o) => o.col), outputs };
@@ -1045,7 +1046,7 @@ export class QueryBinder {
       return { l, r, ...this.joinKeySql(l, r, k.span) };
     });
     const fresh = (c: Column, name = c.name): Output => ({
-      col: { ...this.newColumn(name, c.type), ...ticksFlag(c), ...int32Flag(c) },
+      col: { ...this.newColumn(name, c.type), ...columnMarks(c) },
       sql: identOf(c),
     });
     const names = new NameAllocator([...lcols, ...rcols].map((c) => c.name));
@@ -1227,7 +1228,7 @@ export class QueryBinder {
         const derived = expressionName(item.expr);
         name = derived !== undefined ? names.derive(derived) : names.column();
       }
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...columnMarks(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       outputs.push({ col, sql: b.sql });
     }
@@ -1289,7 +1290,7 @@ export class QueryBinder {
       if (name === undefined) name = names.column();
       names.claim(name);
       declared.add(name);
-      const col: Column = { name, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
+      const col: Column = { name, type: b.type, id: this.ids.column(), ...columnMarks(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       const at = outputs.findIndex((o) => o.col.name === name);
       if (at >= 0) outputs[at] = { col, sql: b.sql };
@@ -1326,7 +1327,7 @@ export class QueryBinder {
       } else {
         name = name !== undefined ? names.derive(name) : names.column();
       }
-      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...ticksFlag(b), ...int32Flag(b) };
+      const col: Column = { name: name as string, type: b.type, id: this.ids.column(), ...columnMarks(b) };
       if (b.column?.origin) col.origin = b.column.origin;
       // Decimal keys group by value: one form for equal values (1.5 and 1.50; decision 0031).
       keyOutputs.push({
@@ -1367,8 +1368,7 @@ export class QueryBinder {
             value: o.value,
             type: o.type,
             span: item.span,
-            ...ticksFlag(o),
-            ...int32Flag(o),
+            ...columnMarks(o),
           });
         });
         continue;
@@ -1383,8 +1383,7 @@ export class QueryBinder {
           value: o.value,
           type: o.type,
           span: item.span,
-          ...ticksFlag(o),
-          ...int32Flag(o),
+          ...columnMarks(o),
         });
         continue;
       }
@@ -1395,8 +1394,7 @@ export class QueryBinder {
         value: b.sql,
         type: b.type,
         span: item.span,
-        ...ticksFlag(b),
-        ...int32Flag(b),
+        ...columnMarks(b),
       });
     }
     const post: Output[] = keyOutputs.map((k) => ({ col: k.col, sql: identOf(k.col) }));
@@ -1411,7 +1409,7 @@ export class QueryBinder {
       } else {
         name = names.column();
       }
-      post.push({ col: { name, type: v.type, id: this.ids.column(), ...ticksFlag(v), ...int32Flag(v) }, sql: v.value });
+      post.push({ col: { name, type: v.type, id: this.ids.column(), ...columnMarks(v) }, sql: v.value });
     }
 
     const partialColumns: Column[] = keyOutputs.map((k) => k.col);
