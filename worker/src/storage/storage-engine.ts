@@ -393,10 +393,6 @@ export class StorageEngine {
   }
 
   /**
-   * Runs a compaction job planned by the master. `term` is the planner's fencing term: a job from
-   * an older term than one already seen is refused (a deposed leader's plan).
-   */
-  /**
    * The fencing term of the newest compaction job accepted here (0 before any): a job run by
    * other tooling than the leader's scheduler (the query bench's settling, bench/query/settle.mjs)
    * carries it so that it is neither refused nor refuses the leader's next job.
@@ -405,6 +401,10 @@ export class StorageEngine {
     return this.maxTermSeen;
   }
 
+  /**
+   * Runs a compaction job planned by the master. `term` is the planner's fencing term: a job from
+   * an older term than one already seen is refused (a deposed leader's plan).
+   */
   async compact(request: CompactRequest, term = 0): Promise<SegmentInfo> {
     if (term < this.maxTermSeen)
       throw new StrataError('precondition_failed', `Compaction term ${term} is older than term ${this.maxTermSeen}.`);

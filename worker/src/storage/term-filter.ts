@@ -73,15 +73,6 @@ export class TermFilter {
     return new TermFilter(bits, hashes, await termHasher());
   }
 
-  private positions(key: string): number[] {
-    const m = this.bits.length * 8;
-    const h1 = this.hasher.h32(key, 0);
-    const h2 = (this.hasher.h32(key, 1) | 1) >>> 0;
-    const out: number[] = [];
-    for (let j = 0; j < this.hashes; j++) out.push((h1 + j * h2) % m);
-    return out;
-  }
-
   add(key: string): void {
     this.addHashes(this.hasher.h32(key, 0), this.hasher.h32(key, 1));
   }
@@ -102,7 +93,7 @@ export class TermFilter {
 
   /** False only if `key` was never added. */
   mayHold(key: string): boolean {
-    return this.positions(key).every((p) => (this.bits[p >>> 3]! & (1 << (p & 7))) !== 0);
+    return this.mayHoldHashes(this.hasher.h32(key, 0), this.hasher.h32(key, 1));
   }
 
   /**

@@ -189,13 +189,13 @@ async function merged(
     // with parameters twice, and binds many of them slowly.
     const literal = inlineParams(statement.text, statement.params);
     try {
-      const columns =
-        literal !== undefined
-          ? ((await connection.runAndReadAll(literal)).getColumns() as unknown[][])
-          : await (async () => {
-              const { values, types } = bindValues(statement.params);
-              return (await connection.runAndReadAll(statement.text, values, types)).getColumns() as unknown[][];
-            })();
+      let result: Awaited<ReturnType<typeof connection.runAndReadAll>>;
+      if (literal !== undefined) result = await connection.runAndReadAll(literal);
+      else {
+        const { values, types } = bindValues(statement.params);
+        result = await connection.runAndReadAll(statement.text, values, types);
+      }
+      const columns = result.getColumns() as unknown[][];
       clean = inline !== undefined && !signal.aborted;
       return columns;
     } catch (err) {
